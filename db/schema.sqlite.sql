@@ -1,0 +1,104 @@
+CREATE TABLE alembic_version (
+    version_num VARCHAR(32) NOT NULL, 
+    CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)
+);
+
+-- Running upgrade  -> 0001
+
+CREATE TABLE cursors (
+    source VARCHAR(64) NOT NULL, 
+    timestamp DATETIME NOT NULL, 
+    log_id BIGINT NOT NULL, 
+    updated_at DATETIME NOT NULL, 
+    CONSTRAINT pk_cursors PRIMARY KEY (source)
+);
+
+CREATE TABLE files (
+    id INTEGER NOT NULL, 
+    page_id BIGINT NOT NULL, 
+    title VARCHAR(255) NOT NULL, 
+    sha1 VARCHAR(40) NOT NULL, 
+    uploaded_at DATETIME, 
+    uploader VARCHAR(255) NOT NULL, 
+    log_id BIGINT NOT NULL, 
+    mime VARCHAR(100) NOT NULL, 
+    size BIGINT NOT NULL, 
+    width INTEGER NOT NULL, 
+    height INTEGER NOT NULL, 
+    state VARCHAR(20) NOT NULL, 
+    reason TEXT, 
+    media JSON, 
+    attempts INTEGER NOT NULL, 
+    claimed_by VARCHAR(64), 
+    claimed_at DATETIME, 
+    discovered_at DATETIME NOT NULL, 
+    updated_at DATETIME NOT NULL, 
+    CONSTRAINT pk_files PRIMARY KEY (id), 
+    CONSTRAINT uq_files_page_id UNIQUE (page_id)
+);
+
+CREATE INDEX ix_files_state_id ON files (state, id);
+
+CREATE INDEX ix_files_title ON files (title);
+
+CREATE TABLE candidates (
+    id INTEGER NOT NULL, 
+    file_id INTEGER NOT NULL, 
+    qid VARCHAR(20) NOT NULL, 
+    score FLOAT, 
+    rank INTEGER, 
+    linker VARCHAR(64) NOT NULL, 
+    linker_version VARCHAR(64) NOT NULL, 
+    labelset_hash VARCHAR(64) NOT NULL, 
+    evidence JSON, 
+    state VARCHAR(20) NOT NULL, 
+    prominent INTEGER NOT NULL, 
+    reviewer VARCHAR(255), 
+    attempts INTEGER NOT NULL, 
+    retry_after DATETIME, 
+    claimed_by VARCHAR(64), 
+    claimed_at DATETIME, 
+    created_at DATETIME NOT NULL, 
+    updated_at DATETIME NOT NULL, 
+    CONSTRAINT pk_candidates PRIMARY KEY (id), 
+    CONSTRAINT fk_candidates_file_id_files FOREIGN KEY(file_id) REFERENCES files (id) ON DELETE CASCADE, 
+    CONSTRAINT uq_candidates_file_id_qid UNIQUE (file_id, qid)
+);
+
+CREATE INDEX ix_candidates_state_id ON candidates (state, id);
+
+CREATE TABLE decisions (
+    id INTEGER NOT NULL, 
+    candidate_id INTEGER NOT NULL, 
+    action VARCHAR(20) NOT NULL, 
+    reviewer VARCHAR(255) NOT NULL, 
+    source VARCHAR(20) NOT NULL, 
+    previous_state VARCHAR(20) NOT NULL, 
+    decided_at DATETIME NOT NULL, 
+    CONSTRAINT pk_decisions PRIMARY KEY (id), 
+    CONSTRAINT fk_decisions_candidate_id_candidates FOREIGN KEY(candidate_id) REFERENCES candidates (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_decisions_candidate_id ON decisions (candidate_id);
+
+CREATE TABLE edits (
+    id INTEGER NOT NULL, 
+    candidate_id INTEGER NOT NULL, 
+    batch_id VARCHAR(64) NOT NULL, 
+    outcome VARCHAR(20) NOT NULL, 
+    revid BIGINT, 
+    statement_id VARCHAR(100), 
+    error TEXT, 
+    attempt INTEGER NOT NULL, 
+    started_at DATETIME NOT NULL, 
+    finished_at DATETIME NOT NULL, 
+    CONSTRAINT pk_edits PRIMARY KEY (id), 
+    CONSTRAINT fk_edits_candidate_id_candidates FOREIGN KEY(candidate_id) REFERENCES candidates (id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_edits_batch_id ON edits (batch_id);
+
+CREATE INDEX ix_edits_candidate_id ON edits (candidate_id);
+
+INSERT INTO alembic_version (version_num) VALUES ('0001') RETURNING version_num;
+

@@ -1,0 +1,96 @@
+"""The ``wikivel-bot`` command: a click group with thin commands.
+
+Each command parses options, builds objects through :class:`CliContext`, calls one library
+function and prints. Library errors (``WikivelError``) become one line on stderr and an exit
+code here, never a traceback. Heavy imports (torch, pywikibot) happen inside commands so
+``status``, ``review`` and ``--help`` start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, List, Optional
+
+import click
+
+from wikivel_bot import __version__
+from wikivel_bot.cli.context import CliContext
+from wikivel_bot.errors import WikivelError
+
+
+class WikivelGroup(click.Group):
+    """A click group that turns WikivelError into one clear line and its exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except WikivelError as exc:
+            # One line, even when a driver's message spans several.
+            click.echo("error: " + " ".join(str(exc).split()), err=True)
+            ctx.exit(exc.exit_code)
+
+
+@click.group(cls=WikivelGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="wikivel-bot")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Settings file (TOML). Default: $WIKIVEL_CONFIG, else ./wikivel.toml if present.",
+)
+@click.option("--db-url", help="Queue database URL (overrides db.url / WIKIVEL_DB_URL).")
+@click.option(
+    "--site",
+    help="Wiki to work on: commons (default), commons:test or commons:beta.",
+)
+@click.option("--api-url", help="API URL of any MediaWiki with WikibaseMediaInfo (overrides --site).")
+@click.option("--wikidata-api-url", help="API URL of the Wikibase repo for items.")
+@click.option("-v", "--verbose", count=True, help="More log output (repeat for debug).")
+@click.pass_context
+def main(
+    ctx: click.Context,
+    config_path: Optional[Path],
+    db_url: Optional[str],
+    site: Optional[str],
+    api_url: Optional[str],
+    wikidata_api_url: Optional[str],
+    verbose: int,
+) -> None:
+    """wikivel-bot proposes the Wikidata items a Commons file depicts (P180), keeps the
+    proposals in a review queue, and writes only statements a human approved.
+
+    Settings come from a TOML file and WIKIVEL_<SECTION>_<KEY> variables; see
+    wikivel.example.toml. pywikibot's account settings stay in its user-config.py.
+    """
+    overrides = {}
+    for (section, key), value in {
+        ("db", "url"): db_url,
+        ("site", "name"): site,
+        ("site", "api_url"): api_url,
+        ("site", "wikidata_api_url"): wikidata_api_url,
+    }.items():
+        if value is not None:
+            overrides[(section, key)] = value
+    cli_context = CliContext(config_path=config_path, overrides=overrides, verbose=verbose)
+    ctx.obj = cli_context
+    ctx.call_on_close(cli_context.close)
+
+
+def _register() -> None:
+    # Each module holds one command or command group; registering here keeps the list of
+    # verbs in one place (docs/cli.md is checked against it by tests/test_docs.py).
+    from wikivel_bot.cli import db as db_commands
+    from wikivel_bot.cli import status as status_commands
+
+    main.add_command(db_commands.db)
+    main.add_command(status_commands.status)
+    main.add_command(status_commands.config_command)
+
+
+_register()
+
+
+def run(argv: Optional[List[str]] = None) -> None:
+    """Console-script entry point."""
+    main.main(args=argv if argv is not None else sys.argv[1:], prog_name="wikivel-bot")

@@ -1,0 +1,326 @@
+"""Typed, frozen settings: one commented block of defaults, validated overrides.
+
+Sources, later ones winning: the defaults below, a TOML file (``--config PATH``, or
+``wikivel.toml`` in the working directory when present), then ``WIKIVEL_<SECTION>_<KEY>``
+environment variables (``WIKIVEL_DB_URL``, ``WIKIVEL_WRITE_DRY_RUN=true``,
+``WIKIVEL_POLL_SKIP_UPLOADERS=a,b``). An unknown key or a wrong type fails at load time with
+the key's name and where it came from, before anything touches the wiki or the database.
+
+pywikibot's own settings (account, put_throttle, maxlag) stay in its ``user-config.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from wikivel_bot.errors import ConfigError
+
+DEFAULT_CONFIG_FILE = "wikivel.toml"
+ENV_PREFIX = "WIKIVEL_"
+CONFIG_PATH_VARIABLE = "WIKIVEL_CONFIG"
+
+
+@dataclass(frozen=True)
+class DbSettings:
+    # SQLAlchemy URL of the queue. The embedded default needs no server; use
+    # postgresql+psycopg://... or mysql+pymysql://... (Toolforge ToolsDB) for several workers.
+    url: str = "sqlite:///db/wikivel.sqlite"
+    # Log every SQL statement (debugging only).
+    echo: bool = False
+    # Seconds a claimed row stays reserved for a worker; after that a crashed worker's
+    # rows are claimable again.
+    claim_lease_s: int = 900
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    # commons | commons:test | commons:beta, ignored when api_url is set.
+    name: str = "commons"
+    # Any MediaWiki with WikibaseMediaInfo, e.g. http://127.0.0.1:8765/w/api.php.
+    api_url: str = ""
+    # The Wikibase repo for items; empty = the one the site names.
+    wikidata_api_url: str = ""
+    # Put in the User-Agent of every request (Wikimedia policy): a user page or e-mail.
+    operator_contact: str = ""
+    # Language fallback for descriptions and labels, first wins.
+    languages: Tuple[str, ...] = ("en",)
+
+
+@dataclass(frozen=True)
+class PollSettings:
+    # Seconds between polls of the upload log in the daemon.
+    interval_s: int = 60
+    # Also enqueue new versions of existing files (upload/overwrite).
+    include_overwrites: bool = False
+    # Bitmaps by default; SVG is linked through its rendered PNG thumbnail.
+    mime_types: Tuple[str, ...] = (
+        "image/jpeg",
+        "image/png",
+        "image/gif",
+        "image/webp",
+        "image/tiff",
+        "image/svg+xml",
+    )
+    # Smaller images carry too little to link; both sides must reach these.
+    min_width: int = 200
+    min_height: int = 200
+    # Skip files that already carry at least this many depicts statements.
+    max_existing_depicts: int = 3
+    # Opt-out lists (user names without "User:", category names without "Category:").
+    skip_uploaders: Tuple[str, ...] = ()
+    skip_categories: Tuple[str, ...] = ()
+    # Log entries asked for per API request.
+    batch_size: int = 500
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    # A standard thumbnail step (20, 40, 60, 120, 250, 330, 500, 960, 1280, 1920, 3840).
+    thumb_width: int = 330
+    timeout_s: float = 30.0
+    retries: int = 3
+    # upload.wikimedia.org asks unidentified clients for at most 2 connections.
+    max_connections: int = 2
+    max_bytes: int = 20_000_000
+    # Titles per API request (the API allows 50 for bots and users alike here).
+    batch_size: int = 50
+
+
+@dataclass(frozen=True)
+class LinkerSettings:
+    # A name from `wikivel-bot linkers`: zero-shot, naive-mlp, naive-te, fusion, top-k, ...
+    name: str = "zero-shot"
+    # open_clip architecture and pretrained tag.
+    model: str = "ViT-B-32"
+    pretrained: str = "laion2b_s34b_b79k"
+    # A local weights file for offline machines, or "random" for smoke runs (outputs say so).
+    weights: str = ""
+    # A trained head checkpoint for naive-mlp / naive-te / fusion.
+    checkpoint: str = ""
+    # auto = CUDA when present, else CPU.
+    device: str = "auto"
+    # CPU threads for torch; 0 = torch's default.
+    threads: int = 0
+    # Directory of a label set; empty = the starter set shipped with the package.
+    labels_dir: str = ""
+    # Where label indexes and other caches live.
+    cache_dir: str = "cache"
+    # Candidates kept per file.
+    top_k: int = 10
+    # Candidates below this score are not proposed.
+    min_score: float = 0.0
+    # Keep an ancestor over a more specific item only when it scores this much higher.
+    ancestor_margin: float = 0.05
+    # Items never proposed.
+    blocklist: Tuple[str, ...] = ()
+    batch_size: int = 32
+
+
+@dataclass(frozen=True)
+class ReviewSettings:
+    # Recorded with every decision; --reviewer overrides.
+    reviewer: str = ""
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    # The daemon writes approved statements only when this is true.
+    enabled: bool = False
+    # Simulate every write (pywikibot `simulate`); nothing leaves the machine.
+    dry_run: bool = False
+    batch_size: int = 10
+    # Change tags added to every edit (must exist and be active on the wiki).
+    tags: Tuple[str, ...] = ()
+    # Attempts before a transient failure is left for a human.
+    max_attempts: int = 5
+
+
+@dataclass(frozen=True)
+class DaemonSettings:
+    # A wiki page whose content must equal stop_run_text for writing to go on.
+    stop_page: str = ""
+    stop_run_text: str = "run"
+    # Seconds between fetch+link rounds.
+    link_interval_s: int = 30
+    # Seconds between maintenance rounds.
+    maintenance_interval_s: int = 3600
+    # Port of a Prometheus metrics endpoint; 0 = off.
+    metrics_port: int = 0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything wikivel-bot can be configured with. Build with :func:`load_settings`."""
+
+    db: DbSettings = field(default_factory=DbSettings)
+    site: SiteSettings = field(default_factory=SiteSettings)
+    poll: PollSettings = field(default_factory=PollSettings)
+    fetch: FetchSettings = field(default_factory=FetchSettings)
+    linker: LinkerSettings = field(default_factory=LinkerSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
+    write: WriteSettings = field(default_factory=WriteSettings)
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    # Where the settings came from, for `status` and error messages.
+    source: str = "defaults"
+
+    def replace(self, section: str, **changes: Any) -> "Settings":
+        """A copy with some keys of one section changed (used for CLI flag overrides)."""
+        current = getattr(self, section)
+        return dataclasses.replace(self, **{section: dataclasses.replace(current, **changes)})
+
+
+def load_settings(
+    path: Optional[Path] = None, env: Optional[Mapping[str, str]] = None
+) -> Settings:
+    """Build Settings from defaults, a TOML file and ``WIKIVEL_*`` variables.
+
+    :param path: the TOML file; None means ``$WIKIVEL_CONFIG``, else ``wikivel.toml`` when it
+        exists. A path that was
+        asked for explicitly and does not exist is an error.
+    :param env: the environment to read (``os.environ`` when None).
+    :raises ConfigError: unknown key, wrong type, unreadable file — naming key and source.
+    """
+    env = os.environ if env is None else env
+    raw: Dict[str, Dict[str, Any]] = {}
+    source = "defaults"
+    if path is None and env.get(CONFIG_PATH_VARIABLE):
+        path = Path(env[CONFIG_PATH_VARIABLE])
+    if path is None and Path(DEFAULT_CONFIG_FILE).is_file():
+        path = Path(DEFAULT_CONFIG_FILE)
+    if path is not None:
+        raw = _read_toml(Path(path))
+        source = str(path)
+    sections = _section_types()
+    values: Dict[str, Dict[str, Any]] = {name: {} for name in sections}
+    for section, table in raw.items():
+        if section not in sections:
+            raise ConfigError(f"{source}: unknown section [{section}] (known: {', '.join(sections)})")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{source}: [{section}] must be a table")
+        for key, value in table.items():
+            values[section][key] = _coerce(sections[section], section, key, value, source)
+    for name, text in env.items():
+        # WIKIVEL_TEST_* belong to the test suite, WIKIVEL_CONFIG names the file itself.
+        if not name.startswith(ENV_PREFIX) or name.startswith(ENV_PREFIX + "TEST_"):
+            continue
+        if name == CONFIG_PATH_VARIABLE:
+            continue
+        section, key = _split_env_name(name, sections)
+        values[section][key] = _coerce_env(sections[section], section, key, text, name)
+    built = {name: cls(**values[name]) for name, cls in sections.items()}
+    return Settings(**built, source=source)
+
+
+def _section_types() -> Dict[str, type]:
+    hints = typing.get_type_hints(Settings)
+    return {f.name: hints[f.name] for f in dataclasses.fields(Settings) if f.name != "source"}
+
+
+def _read_toml(path: Path) -> Dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"settings file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read settings file: {exc.strerror}") from None
+
+
+def _split_env_name(name: str, sections: Mapping[str, type]) -> Tuple[str, str]:
+    rest = name[len(ENV_PREFIX):].lower()
+    section, _, key = rest.partition("_")
+    if section not in sections or not key:
+        raise ConfigError(
+            f"environment variable {name}: unknown setting "
+            f"(expected WIKIVEL_<SECTION>_<KEY> with SECTION one of {', '.join(sections)})"
+        )
+    return section, key
+
+
+def _field_type(cls: type, section: str, key: str, source: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    if key not in hints:
+        known = ", ".join(f.name for f in dataclasses.fields(cls))
+        raise ConfigError(f"{source}: unknown key {section}.{key} (known in [{section}]: {known})")
+    return hints[key]
+
+
+def _coerce(cls: type, section: str, key: str, value: Any, source: str) -> Any:
+    """Check a TOML value against the field's type; ints are accepted where floats are."""
+    kind = _field_type(cls, section, key, source)
+    where = f"{source}: {section}.{key}"
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, not {value!r}")
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where} must be an integer, not {value!r}")
+        return value
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where} must be a number, not {value!r}")
+        return float(value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a string, not {value!r}")
+        return value
+    # Tuple[str, ...]: the only container type settings use.
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, not {value!r}")
+    return tuple(value)
+
+
+def _coerce_env(cls: type, section: str, key: str, text: str, name: str) -> Any:
+    kind = _field_type(cls, section, key, f"environment variable {name}")
+    where = f"environment variable {name}"
+    if kind is bool:
+        lowered = text.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"{where} must be true or false, not {text!r}")
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"{where} must be an integer, not {text!r}") from None
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{where} must be a number, not {text!r}") from None
+    if kind is str:
+        return text
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def settings_as_toml(settings: Settings) -> str:
+    """Render settings as TOML (for `wikivel-bot config show`); secrets are not stored here."""
+    lines = []
+    for name in _section_types():
+        lines.append(f"[{name}]")
+        for key, value in dataclasses.asdict(getattr(settings, name)).items():
+            lines.append(f"{key} = {_toml_value(value)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'

@@ -1,0 +1,1 @@
+"""Pure logic: states, hierarchy rules, ranking and review rules. Standard library only."""

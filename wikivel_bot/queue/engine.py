@@ -1,0 +1,97 @@
+"""Building a SQLAlchemy engine for the queue, with each backend's quirks handled once.
+
+SQLite: every transaction starts with ``BEGIN IMMEDIATE`` so a worker that claims rows holds
+the write lock from its first read (two processes can then never claim the same row), WAL
+so readers do not block the writer, a busy timeout instead of "database is locked" errors,
+and foreign keys switched on. In-memory SQLite shares one connection so every session of
+the process sees the same database.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.pool import StaticPool
+
+from wikivel_bot.errors import DatabaseUnavailable
+
+SQLITE_BUSY_TIMEOUT_S = 60
+
+# Drivers named in the error when a URL's driver is not installed.
+_DRIVER_HINTS = {
+    "postgresql": "pip install 'wikivel-bot[postgres]' (psycopg 3; use postgresql+psycopg://)",
+    "mysql": "pip install 'wikivel-bot[mysql]' (PyMySQL; use mysql+pymysql://)",
+    "mariadb": "pip install 'wikivel-bot[mysql]' (PyMySQL; use mysql+pymysql://)",
+}
+
+
+def create_engine_for(url: str, echo: bool = False) -> Engine:
+    """An engine for a queue database URL.
+
+    :param url: SQLAlchemy URL: ``sqlite:///path``, ``sqlite://`` (in memory),
+        ``postgresql+psycopg://...`` or ``mysql+pymysql://...``.
+    :param echo: log every statement.
+    :raises DatabaseUnavailable: the URL is malformed or its driver is missing.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise DatabaseUnavailable(f"not a database URL: {url!r}") from None
+    backend = parsed.get_backend_name()
+    kwargs: dict = {"echo": echo, "future": True}
+    if backend == "sqlite":
+        database = parsed.database or ""
+        in_memory = database in ("", ":memory:") or "mode=memory" in str(parsed)
+        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False}
+        if in_memory:
+            kwargs["poolclass"] = StaticPool
+        else:
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    else:
+        kwargs["pool_pre_ping"] = True
+        kwargs["pool_recycle"] = 3600  # ToolsDB and MariaDB drop idle connections
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except NoSuchModuleError:
+        raise DatabaseUnavailable(f"unknown database kind in URL {url!r}") from None
+    except ImportError as exc:
+        hint = _DRIVER_HINTS.get(backend, "install the database driver")
+        raise DatabaseUnavailable(
+            f"the driver for {parsed.drivername} is not installed ({exc.name}): {hint}"
+        ) from None
+    if backend == "sqlite":
+        _configure_sqlite(engine, in_memory)
+    return engine
+
+
+def _configure_sqlite(engine: Engine, in_memory: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control away from pysqlite so that BEGIN IMMEDIATE below is
+        # the only BEGIN that is sent.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_S * 1000}")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def backend_name(engine: Engine) -> str:
+    """``sqlite``, ``postgresql`` or ``mysql`` (MariaDB reports itself as mysql)."""
+    return engine.dialect.name
+
+
+def redacted_url(engine: Engine) -> str:
+    """The engine's URL with any password hidden, for status output and errors."""
+    return engine.url.render_as_string(hide_password=True)

@@ -1,0 +1,500 @@
+"""The queue store: the only code that reads and writes the queue tables.
+
+Every state change goes through a method here that checks the move against
+``core.states`` inside the same transaction as the change, so two processes racing on a row
+cannot both move it. Work is handed out by *claiming*: rows get a lease (worker name and
+time) inside a locking transaction — ``SELECT … FOR UPDATE SKIP LOCKED`` on PostgreSQL and
+MariaDB, ``BEGIN IMMEDIATE`` on SQLite — so no two workers ever get the same row, and a
+crashed worker's rows come back once its lease has expired.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import (
+    Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union,
+)
+
+from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
+
+from wikivel_bot.core import states
+from wikivel_bot.errors import DatabaseUnavailable, IllegalTransition, NotFound, UsageError
+from wikivel_bot.queue import migrate
+from wikivel_bot.queue.engine import backend_name, redacted_url
+from wikivel_bot.queue.rows import file_work, media_to_json, to_db_time, utcnow
+from wikivel_bot.queue.tables import candidates, cursors, decisions, edits, files
+from wikivel_bot.types import (
+    ApprovedEdit,
+    Candidate,
+    CandidateState,
+    Cursor,
+    DecisionAction,
+    DryRun,
+    Failed,
+    FileState,
+    FileWork,
+    MediaFile,
+    Skipped,
+    Upload,
+    Written,
+    is_qid,
+)
+
+Outcome = Union[Written, Skipped, Failed, DryRun]
+
+# Rows per INSERT statement when enqueueing: big enough to amortise round trips, small
+# enough for MySQL's max_allowed_packet and SQLite's variable limit.
+ENQUEUE_CHUNK = 500
+
+
+class Store:
+    """The queue on one database. Safe to share between threads of one process."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        claim_lease_s: int = 900,
+        clock: Callable[[], "object"] = utcnow,
+    ) -> None:
+        """
+        :param engine: from :func:`wikivel_bot.queue.engine.create_engine_for`.
+        :param claim_lease_s: seconds before a claimed row can be claimed by another worker.
+        :param clock: returns naive-UTC now; tests pass a fake one.
+        """
+        self.engine = engine
+        self.backend = backend_name(engine)
+        self.claim_lease = timedelta(seconds=claim_lease_s)
+        self._now = clock
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- schema ------------------------------------------------------------------------
+
+    def check_schema(self) -> None:
+        """Raise SchemaOutdated/DatabaseUnavailable unless the database is at the head."""
+        migrate.check_at_head(self.engine)
+
+    @contextmanager
+    def _begin(self) -> Iterator[Connection]:
+        """A transaction; a failure to connect becomes DatabaseUnavailable (one line)."""
+        try:
+            conn = self.engine.connect()
+        except DBAPIError as exc:
+            raise DatabaseUnavailable(
+                f"cannot connect to {redacted_url(self.engine)}: {exc.orig}"
+            ) from None
+        with conn, conn.begin():
+            yield conn
+
+    # -- files -------------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        uploads: Iterable[Upload],
+        ineligible: Optional[Mapping[int, str]] = None,
+        cursor: Optional[Tuple[str, Cursor]] = None,
+    ) -> int:
+        """Add uploads to the queue; an upload already there (same page id) is left alone.
+
+        :param uploads: the uploads, in any order.
+        :param ineligible: {page id: reason} for uploads a filter refused; they are stored
+            as ``ineligible`` with the reason, so `status` can say why and they are never
+            fetched.
+        :param cursor: (source, cursor) saved in the same transaction, so a poll that dies
+            half-way resumes exactly after the last batch it committed.
+        :return: the number of new rows.
+        """
+        ineligible = ineligible or {}
+        now = self._now()
+        batch = {u.page_id: u for u in uploads}  # the same page twice in one batch = once
+        new_rows = 0
+        with self._begin() as conn:
+            page_ids = list(batch)
+            for start in range(0, len(page_ids), ENQUEUE_CHUNK):
+                chunk = page_ids[start:start + ENQUEUE_CHUNK]
+                known = set(
+                    conn.execute(select(files.c.page_id).where(files.c.page_id.in_(chunk))).scalars()
+                )
+                rows = [
+                    _upload_row(batch[pid], ineligible.get(pid), now)
+                    for pid in chunk
+                    if pid not in known
+                ]
+                if rows:
+                    # "Insert or ignore" covers a racing worker inserting the same page.
+                    conn.execute(self._insert_ignore(files), rows)
+                    new_rows += len(rows)
+            if cursor is not None:
+                self._save_cursor(conn, cursor[0], cursor[1], now)
+        return new_rows
+
+    def claim_files(self, state: FileState, limit: int, worker: str) -> List[FileWork]:
+        """Reserve up to ``limit`` files in ``state`` for ``worker``, oldest first."""
+        now = self._now()
+        with self._begin() as conn:
+            query = (
+                select(files)
+                .where(files.c.state == state.value, self._claimable(files, now))
+                .order_by(files.c.id)
+                .limit(limit)
+            )
+            rows = conn.execute(self._locking(query)).all()
+            if rows:
+                conn.execute(
+                    update(files)
+                    .where(files.c.id.in_([r.id for r in rows]))
+                    .values(claimed_by=worker, claimed_at=now, attempts=files.c.attempts + 1)
+                )
+        return [file_work(r) for r in rows]
+
+    def release_files(self, file_ids: Sequence[int]) -> None:
+        """Give claimed files back without a state change (a worker shutting down)."""
+        if file_ids:
+            with self._begin() as conn:
+                conn.execute(
+                    update(files).where(files.c.id.in_(list(file_ids))).values(claimed_by=None, claimed_at=None)
+                )
+
+    def mark_fetched(self, file_id: int, media: MediaFile) -> None:
+        """Store what the fetcher learned; the file moves to ``fetched``."""
+        self._move_file(file_id, FileState.FETCHED, media=media_to_json(media), reason=None)
+
+    def mark_unavailable(self, file_id: int, reason: str) -> None:
+        """The file is gone, corrupt or not an image; ``reason`` is shown to operators."""
+        self._move_file(file_id, FileState.UNAVAILABLE, reason=reason)
+
+    def mark_ineligible(self, file_id: int, reason: str) -> None:
+        """A filter refused the file after fetching (e.g. it already has enough depicts)."""
+        self._move_file(file_id, FileState.INELIGIBLE, reason=reason)
+
+    def save_candidates(self, file_id: int, proposed: Sequence[Candidate]) -> int:
+        """Save the linker's candidates and move the file to ``linked``.
+
+        A pair a human already decided (rejected, approved, written, …) keeps its row
+        untouched: a rejection is permanent, and a re-link never resurrects it.
+        :return: the number of candidates now proposed for the file from this call.
+        """
+        now = self._now()
+        with self._begin() as conn:
+            self._check_file_move(conn, file_id, FileState.LINKED)
+            existing = {
+                r.qid: r
+                for r in conn.execute(
+                    select(candidates.c.id, candidates.c.qid, candidates.c.state).where(
+                        candidates.c.file_id == file_id
+                    )
+                )
+            }
+            saved = 0
+            for cand in proposed:
+                if not is_qid(cand.qid):
+                    raise UsageError(f"not a Wikidata item id: {cand.qid!r}")
+                values = dict(
+                    score=cand.score,
+                    rank=cand.rank,
+                    linker=cand.linker,
+                    linker_version=cand.linker_version,
+                    labelset_hash=cand.labelset_hash,
+                    evidence=dict(cand.evidence),
+                    updated_at=now,
+                )
+                row = existing.get(cand.qid)
+                if row is None:
+                    conn.execute(
+                        insert(candidates).values(
+                            file_id=file_id, qid=cand.qid, state=CandidateState.PROPOSED.value,
+                            prominent=0, attempts=0, created_at=now, **values
+                        )
+                    )
+                    saved += 1
+                elif row.state == CandidateState.PROPOSED.value:
+                    conn.execute(update(candidates).where(candidates.c.id == row.id).values(**values))
+                    saved += 1
+            conn.execute(
+                update(files).where(files.c.id == file_id).values(
+                    state=FileState.LINKED.value, claimed_by=None, claimed_at=None, updated_at=now
+                )
+            )
+        return saved
+
+    def file_id_of(self, page_id: int) -> int:
+        """The queue's row id for a page id; NotFound when the file was never queued."""
+        with self._begin() as conn:
+            found = conn.execute(select(files.c.id).where(files.c.page_id == page_id)).scalar()
+        if found is None:
+            raise NotFound(f"file M{page_id} is not in the queue")
+        return int(found)
+
+    def rejected_items(self, file_id: int) -> Set[str]:
+        """The items a human rejected for this file (never to be proposed again)."""
+        with self._begin() as conn:
+            return set(
+                conn.execute(
+                    select(candidates.c.qid).where(
+                        candidates.c.file_id == file_id,
+                        candidates.c.state == CandidateState.REJECTED.value,
+                    )
+                ).scalars()
+            )
+
+    # -- decisions ---------------------------------------------------------------------
+
+    def record_decision(
+        self, page_id: int, qid: str, action: DecisionAction, reviewer: str, source: str
+    ) -> int:
+        """Apply a reviewer's decision on (file, item) and keep it in the audit trail.
+
+        A pair that was never proposed can still be decided (a reviewer adding or refusing
+        an item by hand): its candidate row is created on the spot.
+        :return: the decision's id (for undo).
+        :raises NotFound: the file is not queued. :raises IllegalTransition: the pair is
+            in a state this decision cannot apply to (e.g. already written).
+        """
+        if not is_qid(qid):
+            raise UsageError(f"not a Wikidata item id: {qid!r}")
+        if not reviewer:
+            raise UsageError("a decision needs a reviewer name (--reviewer or review.reviewer)")
+        now = self._now()
+        file_id = self.file_id_of(page_id)
+        with self._begin() as conn:
+            row = conn.execute(
+                self._locking(
+                    select(candidates.c.id, candidates.c.state).where(
+                        candidates.c.file_id == file_id, candidates.c.qid == qid
+                    )
+                )
+            ).first()
+            if row is None:
+                result = conn.execute(
+                    insert(candidates).values(
+                        file_id=file_id, qid=qid, state=CandidateState.PROPOSED.value,
+                        prominent=0, attempts=0, created_at=now, updated_at=now,
+                        evidence={"source": "added by reviewer"},
+                    )
+                )
+                cand_id, previous = int(result.inserted_primary_key[0]), CandidateState.PROPOSED.value
+            else:
+                cand_id, previous = int(row.id), row.state
+            if CandidateState(previous) not in states.decision_sources(action):
+                raise IllegalTransition(
+                    f"cannot {action.value} M{page_id} {qid}: it is already {previous}"
+                )
+            conn.execute(
+                update(candidates).where(candidates.c.id == cand_id).values(
+                    state=states.DECISION_TARGET[action].value,
+                    prominent=int(action is DecisionAction.APPROVE_PROMINENT),
+                    reviewer=reviewer, retry_after=None, updated_at=now,
+                )
+            )
+            result = conn.execute(
+                insert(decisions).values(
+                    candidate_id=cand_id, action=action.value, reviewer=reviewer,
+                    source=source, previous_state=previous, decided_at=now,
+                )
+            )
+            return int(result.inserted_primary_key[0])
+
+    def undo_decision(self, decision_id: int) -> None:
+        """Put the pair back to where it was before the decision, if nothing moved since."""
+        with self._begin() as conn:
+            decision = conn.execute(select(decisions).where(decisions.c.id == decision_id)).first()
+            if decision is None:
+                raise NotFound(f"no decision {decision_id}")
+            target = states.DECISION_TARGET[DecisionAction(decision.action)].value
+            moved = conn.execute(
+                update(candidates)
+                .where(candidates.c.id == decision.candidate_id, candidates.c.state == target)
+                .values(state=decision.previous_state, prominent=0, updated_at=self._now())
+            ).rowcount
+            if moved != 1:
+                raise IllegalTransition(f"decision {decision_id} can no longer be undone")
+            conn.execute(decisions.delete().where(decisions.c.id == decision_id))
+
+    # -- writing -----------------------------------------------------------------------
+
+    def claim_approved(self, limit: int, worker: str) -> List[ApprovedEdit]:
+        """Reserve approved pairs whose retry time (if any) has come, oldest first."""
+        now = self._now()
+        with self._begin() as conn:
+            query = (
+                select(candidates.c.id, candidates.c.file_id, candidates.c.qid,
+                       candidates.c.prominent, candidates.c.reviewer, candidates.c.attempts)
+                .where(
+                    candidates.c.state == CandidateState.APPROVED.value,
+                    or_(candidates.c.retry_after.is_(None), candidates.c.retry_after <= now),
+                    self._claimable(candidates, now),
+                )
+                .order_by(candidates.c.id)
+                .limit(limit)
+            )
+            rows = conn.execute(self._locking(query)).all()
+            if not rows:
+                return []
+            conn.execute(
+                update(candidates).where(candidates.c.id.in_([r.id for r in rows]))
+                .values(claimed_by=worker, claimed_at=now)
+            )
+            pages = {
+                r.id: r for r in conn.execute(
+                    select(files.c.id, files.c.page_id, files.c.title)
+                    .where(files.c.id.in_({r.file_id for r in rows}))
+                )
+            }
+        return [
+            ApprovedEdit(
+                candidate_id=r.id, file_id=r.file_id, page_id=pages[r.file_id].page_id,
+                title=pages[r.file_id].title, qid=r.qid, prominent=bool(r.prominent),
+                reviewer=r.reviewer or "", attempts=r.attempts,
+            )
+            for r in rows
+        ]
+
+    def record_edit(
+        self, candidate_id: int, batch_id: str, outcome: Outcome, started_at: object,
+        max_attempts: int = 5,
+    ) -> CandidateState:
+        """Store the outcome of one write attempt and move the pair accordingly.
+
+        Transient failures (``Failed`` with ``retry_after``) keep the pair approved with a
+        retry time until ``max_attempts`` is used up; then, like permanent failures, it is
+        left as ``write_failed`` for a human.
+        :return: the pair's new state.
+        """
+        now = self._now()
+        with self._begin() as conn:
+            row = conn.execute(
+                self._locking(select(candidates.c.state, candidates.c.attempts)
+                              .where(candidates.c.id == candidate_id))
+            ).first()
+            if row is None:
+                raise NotFound(f"no candidate {candidate_id}")
+            attempt = row.attempts + 1
+            target, retry_at, kind = _edit_target(outcome, attempt, max_attempts, now)
+            current = CandidateState(row.state)
+            if target is not current and target not in states.CANDIDATE_MOVES[current]:
+                raise IllegalTransition(f"candidate {candidate_id} is {current.value}, not approved")
+            conn.execute(
+                update(candidates).where(candidates.c.id == candidate_id).values(
+                    state=target.value, attempts=attempt, retry_after=retry_at,
+                    claimed_by=None, claimed_at=None, updated_at=now,
+                )
+            )
+            conn.execute(
+                insert(edits).values(
+                    candidate_id=candidate_id, batch_id=batch_id, outcome=kind,
+                    revid=getattr(outcome, "revid", None),
+                    statement_id=getattr(outcome, "statement_id", None) or None,
+                    error=getattr(outcome, "reason", None), attempt=attempt,
+                    started_at=to_db_time(started_at), finished_at=now,  # type: ignore[arg-type]
+                )
+            )
+        return target
+
+    # -- cursors and counts --------------------------------------------------------------
+
+    def get_cursor(self, source: str) -> Optional[Cursor]:
+        with self._begin() as conn:
+            row = conn.execute(select(cursors).where(cursors.c.source == source)).first()
+        return None if row is None else Cursor(timestamp=row.timestamp, log_id=int(row.log_id))
+
+    def set_cursor(self, source: str, cursor: Cursor) -> None:
+        with self._begin() as conn:
+            self._save_cursor(conn, source, cursor, self._now())
+
+    def all_cursors(self) -> Dict[str, Cursor]:
+        with self._begin() as conn:
+            return {
+                r.source: Cursor(r.timestamp, int(r.log_id))
+                for r in conn.execute(select(cursors).order_by(cursors.c.source))
+            }
+
+    def counts(self) -> Dict[str, Dict[str, int]]:
+        """Rows by state: {"files": {state: n}, "candidates": {state: n}}, every state listed."""
+        out: Dict[str, Dict[str, int]] = {
+            "files": {s.value: 0 for s in FileState},
+            "candidates": {s.value: 0 for s in CandidateState},
+        }
+        with self._begin() as conn:
+            for name, table in (("files", files), ("candidates", candidates)):
+                for state, n in conn.execute(
+                    select(table.c.state, func.count()).group_by(table.c.state)
+                ):
+                    out[name][state] = int(n)
+        return out
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _move_file(self, file_id: int, target: FileState, **values: object) -> None:
+        with self._begin() as conn:
+            self._check_file_move(conn, file_id, target)
+            conn.execute(
+                update(files).where(files.c.id == file_id).values(
+                    state=target.value, claimed_by=None, claimed_at=None,
+                    updated_at=self._now(), **values
+                )
+            )
+
+    def _check_file_move(self, conn: Connection, file_id: int, target: FileState) -> None:
+        state = conn.execute(self._locking(select(files.c.state).where(files.c.id == file_id))).scalar()
+        if state is None:
+            raise NotFound(f"no file row {file_id}")
+        if target not in states.FILE_MOVES[FileState(state)]:
+            raise IllegalTransition(f"file row {file_id} cannot move from {state} to {target.value}")
+
+    def _claimable(self, table: object, now: object) -> object:
+        expired = now - self.claim_lease  # type: ignore[operator]
+        return or_(table.c.claimed_by.is_(None), table.c.claimed_at < expired)  # type: ignore[attr-defined]
+
+    def _locking(self, query: object) -> object:
+        # SQLite has no row locks; BEGIN IMMEDIATE already serialises writers.
+        if self.backend == "sqlite":
+            return query
+        return query.with_for_update(skip_locked=True)  # type: ignore[attr-defined]
+
+    def _insert_ignore(self, table: object) -> object:
+        if self.backend == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            return pg_insert(table).on_conflict_do_nothing()
+        if self.backend == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            return sqlite_insert(table).on_conflict_do_nothing()
+        return insert(table).prefix_with("IGNORE")
+
+    def _save_cursor(self, conn: Connection, source: str, cursor: Cursor, now: object) -> None:
+        values = dict(timestamp=to_db_time(cursor.timestamp), log_id=cursor.log_id, updated_at=now)
+        done = conn.execute(update(cursors).where(cursors.c.source == source).values(**values)).rowcount
+        if not done:
+            conn.execute(insert(cursors).values(source=source, **values))
+
+
+def _upload_row(upload: Upload, reason: Optional[str], now: object) -> Dict[str, object]:
+    return dict(
+        page_id=upload.page_id, title=upload.title, sha1=upload.sha1,
+        uploaded_at=to_db_time(upload.timestamp), uploader=upload.uploader,
+        log_id=upload.log_id, mime=upload.mime, size=upload.size, width=upload.width,
+        height=upload.height,
+        state=(FileState.INELIGIBLE if reason else FileState.DISCOVERED).value,
+        reason=reason, attempts=0, discovered_at=now, updated_at=now,
+    )
+
+
+def _edit_target(
+    outcome: Outcome, attempt: int, max_attempts: int, now: object
+) -> Tuple[CandidateState, Optional[object], str]:
+    """(new candidate state, retry time, edits.outcome) for one write outcome."""
+    if isinstance(outcome, Written):
+        return CandidateState.WRITTEN, None, "written"
+    if isinstance(outcome, DryRun):
+        return CandidateState.DRY_RUN, None, "dry_run"
+    if isinstance(outcome, Skipped):
+        return CandidateState.WRITE_SKIPPED, None, "skipped"
+    if outcome.retry_after is not None and attempt < max_attempts:
+        retry_at = now + timedelta(seconds=outcome.retry_after)  # type: ignore[operator]
+        return CandidateState.APPROVED, retry_at, "failed"
+    return CandidateState.WRITE_FAILED, None, "failed"

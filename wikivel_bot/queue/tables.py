@@ -1,0 +1,153 @@
+"""The queue's tables (SQLAlchemy Core). Migrations in ``migrations/`` must match these.
+
+Why these shapes:
+
+* ``files.page_id`` is unique so enqueueing the same upload twice is one row; the M-id is
+  derived (``M`` + page id), never stored.
+* ``candidates`` has one row per (file, item), unique. Its state is also the negative memory:
+  a ``rejected`` row is never proposed again, and the unique index makes that lookup one
+  index probe.
+* ``decisions`` and ``edits`` are append-only audit trails; current state lives on the
+  candidate row.
+* ``claimed_by``/``claimed_at`` are leases: a stage claims rows, works, and the state change
+  clears the lease; a crashed worker's lease expires so its rows come back.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+# Deterministic constraint names so migrations behave the same on every backend.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+# MariaDB's default character set may be latin1; titles and labels come in every script.
+# Binary collation because wiki titles are case-sensitive.
+MYSQL_TABLE_OPTIONS = {
+    "mysql_engine": "InnoDB",
+    "mysql_charset": "utf8mb4",
+    "mysql_collate": "utf8mb4_bin",
+}
+
+# Bigger than Commons' page ids will ever be; SQLite needs INTEGER for autoincrement keys.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+files = Table(
+    "files",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("page_id", BigInteger, nullable=False, unique=True),
+    Column("title", String(255), nullable=False),
+    Column("sha1", String(40), nullable=False, default=""),
+    Column("uploaded_at", DateTime, nullable=True),
+    Column("uploader", String(255), nullable=False, default=""),
+    Column("log_id", BigInteger, nullable=False, default=0),
+    Column("mime", String(100), nullable=False, default=""),
+    Column("size", BigInteger, nullable=False, default=0),
+    Column("width", Integer, nullable=False, default=0),
+    Column("height", Integer, nullable=False, default=0),
+    Column("state", String(20), nullable=False),
+    Column("reason", Text, nullable=True),
+    # What the fetcher learned (thumbnail URL, description, categories, existing P180,
+    # revision id, protection, bots opt-out) as one JSON document.
+    Column("media", JSON, nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("claimed_by", String(64), nullable=True),
+    Column("claimed_at", DateTime, nullable=True),
+    Column("discovered_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    Index("ix_files_state_id", "state", "id"),
+    Index("ix_files_title", "title"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+candidates = Table(
+    "candidates",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("file_id", Id, ForeignKey("files.id", ondelete="CASCADE"), nullable=False),
+    Column("qid", String(20), nullable=False),
+    Column("score", Float, nullable=True),
+    Column("rank", Integer, nullable=True),
+    Column("linker", String(64), nullable=False, default=""),
+    Column("linker_version", String(64), nullable=False, default=""),
+    Column("labelset_hash", String(64), nullable=False, default=""),
+    Column("evidence", JSON, nullable=True),
+    Column("state", String(20), nullable=False),
+    Column("prominent", Integer, nullable=False, default=0),
+    Column("reviewer", String(255), nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("retry_after", DateTime, nullable=True),
+    Column("claimed_by", String(64), nullable=True),
+    Column("claimed_at", DateTime, nullable=True),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    UniqueConstraint("file_id", "qid"),
+    Index("ix_candidates_state_id", "state", "id"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+decisions = Table(
+    "decisions",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("candidate_id", Id, ForeignKey("candidates.id", ondelete="CASCADE"), nullable=False),
+    Column("action", String(20), nullable=False),
+    Column("reviewer", String(255), nullable=False),
+    # terminal | cli | import | web
+    Column("source", String(20), nullable=False),
+    # The candidate state before the decision, so an undo can restore it.
+    Column("previous_state", String(20), nullable=False),
+    Column("decided_at", DateTime, nullable=False),
+    Index("ix_decisions_candidate_id", "candidate_id"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+edits = Table(
+    "edits",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("candidate_id", Id, ForeignKey("candidates.id", ondelete="CASCADE"), nullable=False),
+    Column("batch_id", String(64), nullable=False),
+    # written | skipped | failed | dry_run | reverted
+    Column("outcome", String(20), nullable=False),
+    Column("revid", BigInteger, nullable=True),
+    Column("statement_id", String(100), nullable=True),
+    Column("error", Text, nullable=True),
+    Column("attempt", Integer, nullable=False, default=1),
+    Column("started_at", DateTime, nullable=False),
+    Column("finished_at", DateTime, nullable=False),
+    Index("ix_edits_batch_id", "batch_id"),
+    Index("ix_edits_candidate_id", "candidate_id"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+cursors = Table(
+    "cursors",
+    metadata,
+    Column("source", String(64), primary_key=True),
+    Column("timestamp", DateTime, nullable=False),
+    Column("log_id", BigInteger, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    **MYSQL_TABLE_OPTIONS,
+)

@@ -1,0 +1,203 @@
+"""Small frozen value types passed between the stages (see docs/architecture.md).
+
+Every arrow of the data flow is a plain function over these; none of them knows about the
+database, pywikibot or torch.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Mapping, Optional, Tuple
+
+
+def mid_of(page_id: int) -> str:
+    """The MediaInfo entity id of a Commons file page: ``M`` + page id."""
+    return f"M{int(page_id)}"
+
+
+def page_id_of(mid: str) -> int:
+    """Inverse of :func:`mid_of`; raises ValueError for anything that is not ``M<digits>``."""
+    if len(mid) < 2 or mid[0] not in "Mm" or not mid[1:].isdigit():
+        raise ValueError(f"not a MediaInfo id: {mid!r} (expected M followed by digits)")
+    return int(mid[1:])
+
+
+def is_qid(text: str) -> bool:
+    """True for a Wikidata item id such as ``Q146``."""
+    return len(text) >= 2 and text[0] == "Q" and text[1:].isdigit() and text[1] != "0"
+
+
+class FileState(str, enum.Enum):
+    """Where a file is in the pipeline. Legal moves live in ``core.states``."""
+
+    DISCOVERED = "discovered"  # seen in the upload log, nothing fetched yet
+    FETCHED = "fetched"  # thumbnail URL, text, categories, existing depicts known
+    LINKED = "linked"  # candidates saved; waiting for review
+    INELIGIBLE = "ineligible"  # filtered out (reason says why); never linked
+    UNAVAILABLE = "unavailable"  # deleted, corrupt, not an image (reason says why)
+
+
+class CandidateState(str, enum.Enum):
+    """Where one (file, item) suggestion is. Legal moves live in ``core.states``."""
+
+    PROPOSED = "proposed"  # waiting for a human
+    APPROVED = "approved"  # a human said yes; waiting for the writer
+    REJECTED = "rejected"  # a human said no: never proposed or written again
+    WRITTEN = "written"  # the statement is on Commons (edits row has the revid)
+    DRY_RUN = "dry_run"  # the writer ran in simulate mode and would have written it
+    WRITE_SKIPPED = "write_skipped"  # the writer's re-check said no (reason in edits)
+    WRITE_FAILED = "write_failed"  # a permanent error, left for a human
+    REVERTED = "reverted"  # the bot removed its own statement again
+
+
+class DecisionAction(str, enum.Enum):
+    """What a reviewer decided about one (file, item) pair."""
+
+    APPROVE = "approve"
+    APPROVE_PROMINENT = "approve_prominent"  # written with preferred rank
+    REJECT = "reject"
+    SKIP = "skip"  # no decision now; the pair stays proposed
+
+
+class EditOutcome(str, enum.Enum):
+    """The result of one write attempt, as stored in the audit table."""
+
+    WRITTEN = "written"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    DRY_RUN = "dry_run"
+    REVERTED = "reverted"
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A position in a log: timestamps are not unique, so the log id breaks ties."""
+
+    timestamp: datetime
+    log_id: int
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One new file seen in the upload log (or given by a page generator)."""
+
+    page_id: int
+    title: str
+    timestamp: datetime
+    uploader: str = ""
+    log_id: int = 0
+    sha1: str = ""
+    mime: str = ""
+    size: int = 0
+    width: int = 0
+    height: int = 0
+
+    @property
+    def mid(self) -> str:
+        return mid_of(self.page_id)
+
+
+@dataclass(frozen=True)
+class Depiction:
+    """An existing P180 statement on a file."""
+
+    qid: str
+    rank: str = "normal"  # normal | preferred | deprecated
+
+
+@dataclass(frozen=True)
+class MediaFile:
+    """What the fetcher learned about a file: everything the linker and the writer read."""
+
+    page_id: int
+    title: str
+    thumb_url: str = ""
+    description: str = ""
+    categories: Tuple[str, ...] = ()
+    depicts: Tuple[Depiction, ...] = ()
+    revid: int = 0
+    protected: bool = False
+    bots_allowed: bool = True
+
+    @property
+    def mid(self) -> str:
+        return mid_of(self.page_id)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One proposed depicts item for a file, with the evidence a reviewer needs."""
+
+    qid: str
+    score: float
+    rank: int
+    linker: str
+    linker_version: str
+    labelset_hash: str
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FileWork:
+    """A file row claimed from the queue by a stage."""
+
+    id: int
+    page_id: int
+    title: str
+    state: FileState
+    attempts: int = 0
+    media: Optional[MediaFile] = None
+
+    @property
+    def mid(self) -> str:
+        return mid_of(self.page_id)
+
+
+@dataclass(frozen=True)
+class ApprovedEdit:
+    """An approved (file, item) pair claimed by the writer."""
+
+    candidate_id: int
+    file_id: int
+    page_id: int
+    title: str
+    qid: str
+    prominent: bool
+    reviewer: str
+    attempts: int = 0
+
+    @property
+    def mid(self) -> str:
+        return mid_of(self.page_id)
+
+
+@dataclass(frozen=True)
+class Written:
+    """The statement was added; ``revid`` is the new revision, ``statement_id`` its GUID."""
+
+    revid: int
+    statement_id: str = ""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """The writer decided not to write (already present, nobots, protected, ...)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The write failed; ``retry_after`` seconds when it is worth retrying, else None."""
+
+    reason: str
+    retry_after: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """Simulate mode: what would have been written."""
+
+    summary: str = ""
