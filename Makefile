@@ -8,12 +8,13 @@ RUN_EXTRAS  := ml,postgres,mysql
 TEST_EXTRAS := ml,train,postgres,mysql,dev
 PYTEST_ARGS ?=
 
-.PHONY: run test schema bench-queue clean-venv help
+.PHONY: run test schema docs bench-queue clean-venv help
 
 help:
 	@echo "make run     install into $(VENV), upgrade the SQLite queue, start the dry-run daemon"
 	@echo "make test    install everything into $(VENV) and run the whole test suite"
 	@echo "make schema  regenerate the schema snapshots in db/ from the migrations"
+	@echo "make docs    regenerate docs/cli.md from the commands' help"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,9 +29,11 @@ $(VENV)/.installed-test: setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[$(TEST_EXTRAS)]'
 	touch $@ $(VENV)/.installed-run
 
+# Until the daemon lands, `make run` shows the queue's status; it will start
+# `wikivel-bot run --dry-run` on the same SQLite default.
 run: $(VENV)/.installed-run
 	$(BIN)/wikivel-bot db upgrade
-	$(BIN)/wikivel-bot run --dry-run $(RUN_ARGS)
+	$(BIN)/wikivel-bot status $(RUN_ARGS)
 
 # pytest exits 5 when it collected no tests; make treats every non-zero code as failure,
 # so an empty run can never pass as green.
@@ -39,6 +42,9 @@ test: $(VENV)/.installed-test
 
 schema: $(VENV)/.installed-test
 	$(BIN)/python -m wikivel_bot.queue.snapshot --write
+
+docs: $(VENV)/.installed-test
+	$(BIN)/python -m wikivel_bot.cli.docs --write
 
 bench-queue: $(VENV)/.installed-test
 	$(BIN)/python bench/queue.py

@@ -10,6 +10,7 @@ crashed worker's rows come back once its lease has expired.
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import (
@@ -149,7 +150,8 @@ class Store:
                     .where(files.c.id.in_([r.id for r in rows]))
                     .values(claimed_by=worker, claimed_at=now, attempts=files.c.attempts + 1)
                 )
-        return [file_work(r) for r in rows]
+        # The rows were read before the attempt was counted.
+        return [dataclasses.replace(file_work(r), attempts=r.attempts + 1) for r in rows]
 
     def release_files(self, file_ids: Sequence[int]) -> None:
         """Give claimed files back without a state change (a worker shutting down)."""
@@ -262,7 +264,7 @@ class Store:
         file_id = self.file_id_of(page_id)
         with self._begin() as conn:
             row = conn.execute(
-                self._locking(
+                self._for_update(
                     select(candidates.c.id, candidates.c.state).where(
                         candidates.c.file_id == file_id, candidates.c.qid == qid
                     )
@@ -367,7 +369,7 @@ class Store:
         now = self._now()
         with self._begin() as conn:
             row = conn.execute(
-                self._locking(select(candidates.c.state, candidates.c.attempts)
+                self._for_update(select(candidates.c.state, candidates.c.attempts)
                               .where(candidates.c.id == candidate_id))
             ).first()
             if row is None:
@@ -393,6 +395,27 @@ class Store:
                 )
             )
         return target
+
+    def audit_rows(
+        self, batch_id: Optional[str] = None, page_id: Optional[int] = None
+    ) -> List[Dict[str, object]]:
+        """Write attempts, oldest first, with the file, item and approver of each."""
+        query = (
+            select(
+                edits.c.id, edits.c.batch_id, edits.c.outcome, edits.c.revid,
+                edits.c.statement_id, edits.c.error, edits.c.attempt, edits.c.finished_at,
+                candidates.c.qid, candidates.c.reviewer, files.c.page_id, files.c.title,
+            )
+            .join(candidates, candidates.c.id == edits.c.candidate_id)
+            .join(files, files.c.id == candidates.c.file_id)
+            .order_by(edits.c.id)
+        )
+        if batch_id is not None:
+            query = query.where(edits.c.batch_id == batch_id)
+        if page_id is not None:
+            query = query.where(files.c.page_id == page_id)
+        with self._begin() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
 
     # -- cursors and counts --------------------------------------------------------------
 
@@ -439,7 +462,7 @@ class Store:
             )
 
     def _check_file_move(self, conn: Connection, file_id: int, target: FileState) -> None:
-        state = conn.execute(self._locking(select(files.c.state).where(files.c.id == file_id))).scalar()
+        state = conn.execute(self._for_update(select(files.c.state).where(files.c.id == file_id))).scalar()
         if state is None:
             raise NotFound(f"no file row {file_id}")
         if target not in states.FILE_MOVES[FileState(state)]:
@@ -450,10 +473,17 @@ class Store:
         return or_(table.c.claimed_by.is_(None), table.c.claimed_at < expired)  # type: ignore[attr-defined]
 
     def _locking(self, query: object) -> object:
+        """For claims: lock the rows read, skipping rows another worker holds."""
         # SQLite has no row locks; BEGIN IMMEDIATE already serialises writers.
         if self.backend == "sqlite":
             return query
         return query.with_for_update(skip_locked=True)  # type: ignore[attr-defined]
+
+    def _for_update(self, query: object) -> object:
+        """For a state check before a change: lock the row, waiting for other holders."""
+        if self.backend == "sqlite":
+            return query
+        return query.with_for_update()  # type: ignore[attr-defined]
 
     def _insert_ignore(self, table: object) -> object:
         if self.backend == "postgresql":

@@ -1,0 +1,58 @@
+"""Shared fixtures: queue databases on every backend (see tests/db_support.py)."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, Iterator
+
+import pytest
+
+from tests.db_support import BACKENDS, ScratchDatabase, empty_tables, open_store
+from wikivel_bot.queue import migrate
+from wikivel_bot.queue.store import Store
+
+# Tests never read the developer's own settings file or variables.
+for _name in list(os.environ):
+    if _name.startswith("WIKIVEL_") and not _name.startswith("WIKIVEL_TEST_"):
+        del os.environ[_name]
+
+
+@pytest.fixture(scope="session")
+def _scratch_databases() -> Iterator[Dict[str, ScratchDatabase]]:
+    scratch = {"postgresql": ScratchDatabase("postgresql"), "mysql": ScratchDatabase("mysql")}
+    yield scratch
+    for item in scratch.values():
+        item.drop()
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path, _scratch_databases) -> str:
+    """A URL of an empty queue database at the migration head, once per backend."""
+    backend = request.param
+    if backend == "sqlite-file":
+        url = f"sqlite:///{tmp_path / 'queue.sqlite'}"
+    elif backend == "sqlite-memory":
+        # One private in-memory database per engine (StaticPool shares its connection).
+        url = "sqlite://"
+    else:
+        scratch = _scratch_databases[backend]
+        url = scratch.get()
+        if not scratch.migrated:
+            from wikivel_bot.queue.engine import create_engine_for
+
+            engine = create_engine_for(url)
+            migrate.upgrade(engine)
+            engine.dispose()
+            scratch.migrated = True
+        empty_tables(url)
+    return url
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    """A Store on an empty, migrated queue database (every backend)."""
+    s = open_store(db_url)
+    if db_url.startswith("sqlite"):
+        migrate.upgrade(s.engine)
+    yield s
+    s.close()

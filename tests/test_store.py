@@ -1,0 +1,229 @@
+"""The store contract: the same tests on SQLite (file and memory), PostgreSQL and MariaDB."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from wikivel_bot.errors import IllegalTransition, NotFound, UsageError
+from wikivel_bot.queue.store import Store
+from wikivel_bot.types import (
+    Candidate,
+    CandidateState,
+    Cursor,
+    DecisionAction,
+    Depiction,
+    DryRun,
+    Failed,
+    FileState,
+    MediaFile,
+    Skipped,
+    Upload,
+    Written,
+)
+
+T0 = datetime(2026, 11, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+
+def upload(page_id: int, title: str = "", seconds: int = 0) -> Upload:
+    return Upload(
+        page_id=page_id,
+        title=title or f"File:Example {page_id}.jpg",
+        timestamp=T0 + timedelta(seconds=seconds),
+        uploader="Alice",
+        log_id=1000 + page_id,
+        sha1="a" * 40,
+        mime="image/jpeg",
+        size=12345,
+        width=800,
+        height=600,
+    )
+
+
+def candidate(qid: str, score: float = 0.5, rank: int = 1) -> Candidate:
+    return Candidate(
+        qid=qid, score=score, rank=rank, linker="zero-shot", linker_version="1",
+        labelset_hash="h" * 16, evidence={"notes": ["test"]},
+    )
+
+
+def linked_file(store: Store, page_id: int, qids: list) -> int:
+    """Enqueue, fetch and link one file; returns its row id."""
+    store.enqueue([upload(page_id)])
+    (work,) = store.claim_files(FileState.DISCOVERED, 1, "w")
+    store.mark_fetched(work.id, MediaFile(page_id=page_id, title=work.title, revid=7))
+    store.claim_files(FileState.FETCHED, 1, "w")
+    store.save_candidates(work.id, [candidate(q, rank=i + 1) for i, q in enumerate(qids)])
+    return work.id
+
+
+def test_enqueue_is_idempotent_by_page_id(store: Store) -> None:
+    assert store.enqueue([upload(1), upload(2), upload(1)]) == 2
+    assert store.enqueue([upload(2), upload(3)]) == 1
+    assert store.counts()["files"]["discovered"] == 3
+
+
+def test_enqueue_keeps_unicode_titles(store: Store) -> None:
+    title = "File:Église Saint-Étienne — 東京タワー 🐈.jpg"
+    store.enqueue([upload(5, title=title)])
+    (work,) = store.claim_files(FileState.DISCOVERED, 10, "w")
+    assert work.title == title
+
+
+def test_ineligible_uploads_are_recorded_with_reason_and_never_claimed(store: Store) -> None:
+    store.enqueue([upload(1), upload(2)], ineligible={2: "mime image/x-xcf not linkable"})
+    counts = store.counts()["files"]
+    assert counts["discovered"] == 1 and counts["ineligible"] == 1
+    claimed = store.claim_files(FileState.DISCOVERED, 10, "w")
+    assert [w.page_id for w in claimed] == [1]
+
+
+def test_cursor_is_saved_with_the_batch(store: Store) -> None:
+    assert store.get_cursor("upload-log") is None
+    store.enqueue([upload(1)], cursor=("upload-log", Cursor(T0, 1001)))
+    assert store.get_cursor("upload-log") == Cursor(T0.replace(tzinfo=None), 1001)
+    store.set_cursor("upload-log", Cursor(T0 + timedelta(seconds=5), 1002))
+    assert store.all_cursors()["upload-log"].log_id == 1002
+
+
+def test_claim_hands_out_each_row_once_until_the_lease_expires(db_url: str, store: Store) -> None:
+    store.enqueue([upload(i) for i in range(1, 6)])
+    first = store.claim_files(FileState.DISCOVERED, 3, "a")
+    second = store.claim_files(FileState.DISCOVERED, 3, "b")
+    assert [w.page_id for w in first] == [1, 2, 3]
+    assert [w.page_id for w in second] == [4, 5]
+    assert store.claim_files(FileState.DISCOVERED, 3, "c") == []
+    # A worker that died: once its lease is over, its rows come back, attempts counted.
+    later = Store(store.engine, claim_lease_s=60, clock=lambda: datetime.utcnow() + timedelta(hours=1))
+    again = later.claim_files(FileState.DISCOVERED, 10, "d")
+    assert sorted(w.page_id for w in again) == [1, 2, 3, 4, 5]
+    assert all(w.attempts == 2 for w in again)
+
+
+def test_release_gives_rows_back(store: Store) -> None:
+    store.enqueue([upload(1)])
+    (work,) = store.claim_files(FileState.DISCOVERED, 1, "a")
+    store.release_files([work.id])
+    assert [w.page_id for w in store.claim_files(FileState.DISCOVERED, 1, "b")] == [1]
+
+
+def test_fetched_media_round_trips(store: Store) -> None:
+    store.enqueue([upload(9)])
+    (work,) = store.claim_files(FileState.DISCOVERED, 1, "w")
+    media = MediaFile(
+        page_id=9, title=work.title, thumb_url="http://x/thumb.jpg", description="Ein Hund",
+        categories=("Dogs", "Parks"), depicts=(Depiction("Q144", "preferred"),), revid=42,
+        protected=True, bots_allowed=False,
+    )
+    store.mark_fetched(work.id, media)
+    (fetched,) = store.claim_files(FileState.FETCHED, 1, "w")
+    assert fetched.media == media
+
+
+def test_illegal_file_moves_are_refused(store: Store) -> None:
+    store.enqueue([upload(1)], ineligible={1: "too small"})
+    file_id = store.file_id_of(1)
+    with pytest.raises(IllegalTransition):
+        store.mark_fetched(file_id, MediaFile(page_id=1, title="File:Example 1.jpg"))
+    with pytest.raises(IllegalTransition):
+        store.save_candidates(file_id, [candidate("Q146")])
+    with pytest.raises(NotFound):
+        store.file_id_of(999)
+
+
+def test_save_candidates_moves_file_to_linked(store: Store) -> None:
+    linked_file(store, 1, ["Q146", "Q144"])
+    counts = store.counts()
+    assert counts["files"]["linked"] == 1
+    assert counts["candidates"]["proposed"] == 2
+
+
+def test_rejection_is_permanent_across_relinks(store: Store) -> None:
+    file_id = linked_file(store, 1, ["Q146", "Q144"])
+    store.record_decision(1, "Q146", DecisionAction.REJECT, "Bob", "cli")
+    assert store.rejected_items(file_id) == {"Q146"}
+    # The linker runs again (new model) and proposes the rejected item once more.
+    saved = store.save_candidates(file_id, [candidate("Q146", 0.9), candidate("Q5", 0.4)])
+    assert saved == 1
+    assert store.rejected_items(file_id) == {"Q146"}
+    assert store.counts()["candidates"]["rejected"] == 1
+
+
+def test_decision_on_unproposed_item_creates_the_pair(store: Store) -> None:
+    file_id = linked_file(store, 1, ["Q146"])
+    store.record_decision(1, "Q3305213", DecisionAction.REJECT, "Bob", "cli")
+    assert store.rejected_items(file_id) == {"Q3305213"}
+
+
+def test_decisions_validate_input(store: Store) -> None:
+    linked_file(store, 1, ["Q146"])
+    with pytest.raises(UsageError):
+        store.record_decision(1, "146", DecisionAction.APPROVE, "Bob", "cli")
+    with pytest.raises(UsageError):
+        store.record_decision(1, "Q146", DecisionAction.APPROVE, "", "cli")
+    with pytest.raises(NotFound):
+        store.record_decision(404, "Q146", DecisionAction.APPROVE, "Bob", "cli")
+
+
+def test_undo_restores_previous_state(store: Store) -> None:
+    file_id = linked_file(store, 1, ["Q146"])
+    decision = store.record_decision(1, "Q146", DecisionAction.REJECT, "Bob", "terminal")
+    store.undo_decision(decision)
+    assert store.rejected_items(file_id) == set()
+    assert store.counts()["candidates"]["proposed"] == 1
+    with pytest.raises(NotFound):
+        store.undo_decision(decision)
+
+
+def test_approved_pairs_are_claimed_for_writing_with_their_reviewer(store: Store) -> None:
+    linked_file(store, 1, ["Q146", "Q144"])
+    store.record_decision(1, "Q146", DecisionAction.APPROVE_PROMINENT, "Bob", "terminal")
+    store.record_decision(1, "Q144", DecisionAction.SKIP, "Bob", "terminal")
+    (edit,) = store.claim_approved(10, "writer")
+    assert (edit.qid, edit.prominent, edit.reviewer, edit.mid) == ("Q146", True, "Bob", "M1")
+    assert store.claim_approved(10, "writer-2") == []
+
+
+@pytest.mark.parametrize(
+    "outcome, state, edit_outcome",
+    [
+        (Written(revid=99, statement_id="M1$abc"), CandidateState.WRITTEN, "written"),
+        (Skipped("already present"), CandidateState.WRITE_SKIPPED, "skipped"),
+        (DryRun("summary"), CandidateState.DRY_RUN, "dry_run"),
+        (Failed("protectedpage"), CandidateState.WRITE_FAILED, "failed"),
+    ],
+)
+def test_edit_outcomes_move_the_pair(store: Store, outcome, state, edit_outcome) -> None:
+    linked_file(store, 1, ["Q146"])
+    store.record_decision(1, "Q146", DecisionAction.APPROVE, "Bob", "cli")
+    (edit,) = store.claim_approved(1, "w")
+    assert store.record_edit(edit.candidate_id, "batch-1", outcome, T0) is state
+    assert store.counts()["candidates"][state.value] == 1
+    assert store.claim_approved(1, "w") == []
+    with pytest.raises(IllegalTransition):
+        store.record_decision(1, "Q146", DecisionAction.REJECT, "Bob", "cli")
+    (row,) = store.audit_rows(batch_id="batch-1")
+    assert (row["outcome"], row["qid"], row["reviewer"], row["page_id"]) == (edit_outcome, "Q146", "Bob", 1)
+    assert row["revid"] == getattr(outcome, "revid", None)
+
+
+def test_transient_failure_is_retried_after_its_delay_then_given_up(store: Store) -> None:
+    linked_file(store, 1, ["Q146"])
+    store.record_decision(1, "Q146", DecisionAction.APPROVE, "Bob", "cli")
+    (edit,) = store.claim_approved(1, "w")
+    state = store.record_edit(edit.candidate_id, "b", Failed("maxlag", retry_after=600), T0, max_attempts=2)
+    assert state is CandidateState.APPROVED
+    assert store.claim_approved(1, "w") == []  # not before its retry time
+    later = Store(store.engine, clock=lambda: datetime.utcnow() + timedelta(hours=1))
+    (retry,) = later.claim_approved(1, "w")
+    assert retry.attempts == 1
+    state = later.record_edit(retry.candidate_id, "b", Failed("maxlag", retry_after=600), T0, max_attempts=2)
+    assert state is CandidateState.WRITE_FAILED
+
+
+def test_counts_list_every_state(store: Store) -> None:
+    counts = store.counts()
+    assert set(counts["files"]) == {s.value for s in FileState}
+    assert set(counts["candidates"]) == {s.value for s in CandidateState}
+    assert sum(counts["files"].values()) == 0
