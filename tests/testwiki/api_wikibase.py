@@ -1,0 +1,114 @@
+"""``action=wbgetentities`` for items, properties and MediaInfo (M-ids).
+
+Entities are served with the page metadata Wikibase adds (``pageid``, ``ns``,
+``title``, ``lastrevid``, ``modified``).  MediaInfo uses ``statements``;
+items and properties use ``claims``.  A file without structured data answers
+``{"id": "M123", "missing": ""}`` like Commons.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .apibase import ApiError, Ctx, wikibase_error
+from .model import Page, split_title
+from .siteinfo import WIKIID
+
+ENTITY_ID = re.compile(r'^(?:[QPL][1-9]\d*|M[1-9]\d*)$')
+_ALL_PROPS = ('info', 'sitelinks', 'aliases', 'labels', 'descriptions',
+              'claims', 'datatype')
+
+
+def normalize_id(raw: str) -> str:
+    """Upper-case entity prefix (Wikibase accepts ``q42``)."""
+    return raw.strip()[:1].upper() + raw.strip()[1:]
+
+
+def entity_json(ctx: Ctx, page: Page, data: dict[str, Any],
+                props: set[str] | None = None,
+                languages: set[str] | None = None) -> dict[str, Any]:
+    """Entity JSON with page metadata, filtered by ``props``/``languages``."""
+    props = props or set(_ALL_PROPS)
+    out: dict[str, Any] = {}
+    if 'info' in props:
+        out.update(pageid=page.pageid, ns=page.ns, title=page.title,
+                   lastrevid=page.latest.revid, modified=page.latest.timestamp)
+    out['type'] = data.get('type', 'item')
+    out['id'] = data['id']
+    if 'datatype' in props and 'datatype' in data:
+        out['datatype'] = data['datatype']
+    for key in ('labels', 'descriptions', 'aliases'):
+        if key in props and key in data:
+            value = data[key]
+            if languages:
+                value = {lang: v for lang, v in value.items() if lang in languages}
+            out[key] = value
+    statements_key = 'statements' if out['type'] == 'mediainfo' else 'claims'
+    if 'claims' in props:
+        out[statements_key] = data.get(statements_key, {})
+    if 'sitelinks' in props and out['type'] == 'item':
+        out['sitelinks'] = data.get('sitelinks', {})
+    return out
+
+
+def _by_sitelink(ctx: Ctx, site: str, title: str) -> tuple[str, Page | None]:
+    """Resolve (site, title) to an entity id and its page."""
+    store = ctx.wiki.store
+    if site == WIKIID:
+        try:
+            _, full = split_title(title)
+        except ValueError:
+            return '', None
+        page = store.page(full)
+        if page is not None and page.ns == 6:
+            return f'M{page.pageid}', page
+    for eid in list(store.entity_pages):
+        page = store.entity_page(eid)
+        data = store.entity_data(page) if page else None
+        link = (data or {}).get('sitelinks', {}).get(site)
+        if link and split_title(link['title'])[1] == split_title(title)[1]:
+            return eid, page
+    return '', None
+
+
+def wbgetentities(ctx: Ctx) -> dict[str, Any]:
+    """Answer ``action=wbgetentities``."""
+    store = ctx.wiki.store
+    props = set(ctx.multi('props')) if 'props' in ctx.params else set(_ALL_PROPS)
+    if ctx.get('props') == '':
+        props = set()
+    languages = set(ctx.multi('languages')) or None
+    entities: dict[str, Any] = {}
+    ids = [normalize_id(i) for i in ctx.multi('ids')]
+    sites, titles = ctx.multi('sites'), ctx.multi('titles')
+    if not ids and not (sites and titles):
+        raise wikibase_error('param-missing', 'Either provide the item "ids" '
+                             'or pairs of "sites" and "titles" for '
+                             'corresponding pages', 'wikibase-api-param-missing')
+    if titles and len(sites) != 1 and len(sites) != len(titles):
+        raise wikibase_error('params-illegal', 'Must request one site, one '
+                             'title, or an equal number of sites and titles',
+                             'wikibase-api-params-illegal')
+    fake = -1
+    for i, title in enumerate(titles):
+        site = sites[0] if len(sites) == 1 else sites[i]
+        eid, page = _by_sitelink(ctx, site, title)
+        if not eid:
+            entities[str(fake)] = {'site': site, 'title': title, 'missing': True}
+            fake -= 1
+        else:
+            ids.append(eid)
+    for eid in ids:
+        if not ENTITY_ID.match(eid):
+            raise ApiError('no-such-entity', f'Could not find an entity with '
+                           f'the ID "{eid}".', id=eid, messages=[{
+                               'name': 'wikibase-api-no-such-entity',
+                               'parameters': [eid],
+                               'html': {'*': 'Could not find such an entity.'}}])
+        page = store.entity_page(eid)
+        data = store.entity_data(page) if page else None
+        if page is None or data is None:
+            entities[eid] = {'id': eid, 'missing': True}
+            continue
+        entities[eid] = entity_json(ctx, page, data, props, languages)
+    return {'entities': entities, 'success': 1}

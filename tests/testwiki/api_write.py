@@ -1,0 +1,333 @@
+"""Wikibase write modules: wbsetclaim, wbcreateclaim, wbsetclaimvalue,
+wbremoveclaims and wbeditentity (wikitext edits live in :mod:`api_edit`).
+
+Every write checks POST, the CSRF token, page protection, change tags and
+``baserevid`` (a stale one is an ``editconflict``; real Wikibase may patch
+non-overlapping edits, this wiki is strict so conflicts are reproducible),
+saves a new revision and records the edit.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from . import claims as cl
+from .api_wikibase import entity_json, normalize_id
+from .apibase import ApiError, Ctx, wikibase_error
+from .auth import check_token
+from .model import Page
+from .recording import RecordedEdit
+
+_MEDIAINFO_KEYS = {'labels', 'descriptions', 'claims'}
+
+
+def _preamble(ctx: Ctx, action: str) -> None:
+    if ctx.method != 'POST':
+        raise ApiError('mustbeposted', f'The "{action}" module requires a POST '
+                       'request.')
+    check_token(ctx)
+
+
+def _check_protection(ctx: Ctx, page: Page) -> None:
+    user = ctx.user
+    for rule in page.protection:
+        if rule.get('type') != 'edit':
+            continue
+        level = rule.get('level')
+        if level == 'sysop' and (user is None or 'sysop' not in user.groups):
+            raise ApiError('protectedpage', 'This page has been protected to '
+                           'prevent editing or other actions.', messages=[{
+                               'name': 'protectedpagetext',
+                               'parameters': ['editprotected', 'edit'],
+                               'html': {'*': 'This page has been protected to '
+                                        'prevent editing or other actions.'}}])
+        if level == 'autoconfirmed' and user is None:
+            raise ApiError('protectedpage', 'This page has been protected to '
+                           'prevent editing or other actions.')
+
+
+def _check_tags(ctx: Ctx) -> list[str]:
+    tags = ctx.multi('tags')
+    for tag in tags:
+        if tag not in ctx.wiki.store.change_tags:
+            raise ApiError('tags-apply-not-allowed-one', f'The tag "{tag}" is '
+                           'not allowed to be manually applied.')
+    return tags
+
+
+def _check_base(ctx: Ctx, page: Page | None) -> int | None:
+    base = ctx.get('baserevid')
+    if base in (None, ''):
+        return None
+    base_id = ctx.integer('baserevid', 0)
+    current = page.latest.revid if page is not None else 0
+    if page is not None and base_id != current:
+        raise wikibase_error('editconflict', 'Edit conflict.', 'edit-conflict')
+    return base_id
+
+
+def _entity(ctx: Ctx, eid: str) -> tuple[Page, dict[str, Any]]:
+    """Page and current data of *eid* (an empty MediaInfo for bare files)."""
+    store = ctx.wiki.store
+    page = store.entity_page(eid)
+    if page is None:
+        raise wikibase_error('no-such-entity', f'Could not find an entity with '
+                             f'the ID "{eid}".', 'wikibase-api-no-such-entity',
+                             [eid])
+    data = store.entity_data(page)
+    if data is None:
+        data = {'type': 'mediainfo', 'id': eid, 'labels': {},
+                'descriptions': {}, 'statements': {}}
+    return page, data
+
+
+def _key(data: dict[str, Any]) -> str:
+    return 'statements' if data.get('type') == 'mediainfo' else 'claims'
+
+
+def _summary(auto: str, ctx: Ctx) -> str:
+    user = ctx.get('summary') or ''
+    text = f'{auto}, {user}' if user and not auto.endswith('*/') else \
+        f'{auto} {user}' if user else auto
+    return text[:500]
+
+
+def _save(ctx: Ctx, action: str, page: Page, data: dict[str, Any], *,
+          auto: str, claim: dict[str, Any] | None = None,
+          removed: list[str] | None = None) -> int:
+    """Store *data*, record the edit, return the new revision id."""
+    store = ctx.wiki.store
+    assert ctx.user is not None
+    old = page.latest.revid
+    tags = _check_tags(ctx)
+    with store.lock:
+        rev = store.set_entity(page, data, user=ctx.user.name,
+                               comment=_summary(auto, ctx), tags=tags)
+    ctx.wiki.recorder.add_edit(RecordedEdit(
+        entity=data['id'], action=action, claim=copy.deepcopy(claim),
+        summary=ctx.get('summary') or '', tags=tags, bot=ctx.flag('bot'),
+        baserevid=ctx.integer('baserevid', 0) if ctx.get('baserevid') else None,
+        new_revid=rev.revid, old_revid=old, user=ctx.user.name,
+        title=page.title, removed=list(removed or []),
+        data=json.loads(ctx.get('data') or 'null')))
+    return rev.revid
+
+
+def _put_statement(ctx: Ctx, data: dict[str, Any], statement: dict[str, Any],
+                   index: int | None = None) -> bool:
+    """Insert or replace a statement; return True if it replaced one."""
+    if data.get('type') == 'mediainfo':
+        cl.strip_datatypes(statement)   # MediaInfo storage has no datatypes
+    group_key = _key(data)
+    statements = data.setdefault(group_key, {})
+    if isinstance(statements, list):          # PHP empty-array serialisation
+        statements = data[group_key] = {}
+    found = cl.find_statement(statements, statement['id'])
+    pid = statement['mainsnak']['property']
+    if found is not None:
+        old_pid, i = found
+        if old_pid != pid:
+            raise wikibase_error('modification-failed', 'Claim property '
+                                 'cannot be changed', 'wikibase-api-claim'
+                                 '-property-change')
+        statements[pid][i] = statement
+        return True
+    group = statements.setdefault(pid, [])
+    group.insert(index if index is not None else len(group), statement)
+    return False
+
+
+def wbsetclaim(ctx: Ctx) -> dict[str, Any]:
+    """Create or replace one statement given as full JSON."""
+    _preamble(ctx, 'wbsetclaim')
+    ctx.require('claim')
+    try:
+        raw = json.loads(ctx.get('claim') or '')
+    except ValueError:
+        raise wikibase_error('invalid-json', 'Could not decode JSON',
+                             'wikibase-api-invalid-json') from None
+    guid = raw.get('id') if isinstance(raw, dict) else None
+    eid = cl.check_guid(guid or '')
+    page, data = _entity(ctx, eid)
+    _check_protection(ctx, page)
+    _check_base(ctx, page)
+    statement = cl.normalize_statement(ctx.wiki.store, raw, str(guid))
+    index = ctx.integer('index', -1) if ctx.get('index') else None
+    replaced = _put_statement(ctx, data, statement, index)
+    snak = statement['mainsnak']
+    auto = (f'/* wbsetclaim-{"update" if replaced else "create"}:2||1 */ '
+            f'[[Property:{snak["property"]}]]: {cl.value_label(snak)}')
+    revid = _save(ctx, 'wbsetclaim', page, data, auto=auto, claim=statement)
+    return {'pageinfo': {'lastrevid': revid}, 'success': 1, 'claim': statement}
+
+
+def wbcreateclaim(ctx: Ctx) -> dict[str, Any]:
+    """Add a statement from entity/property/snaktype/value."""
+    _preamble(ctx, 'wbcreateclaim')
+    ctx.require('entity', 'property', 'snaktype')
+    eid = normalize_id(ctx.get('entity') or '')
+    page, data = _entity(ctx, eid)
+    _check_protection(ctx, page)
+    _check_base(ctx, page)
+    snak: dict[str, Any] = {'snaktype': ctx.get('snaktype'),
+                            'property': (ctx.get('property') or '').upper()}
+    if snak['snaktype'] == 'value':
+        ctx.require('value')
+        try:
+            value = json.loads(ctx.get('value') or '')
+        except ValueError:
+            raise wikibase_error('invalid-snak', 'Invalid snak data.',
+                                 'wikibase-api-invalid-snak') from None
+        prop_page = ctx.wiki.store.entity_page(snak['property'])
+        prop = ctx.wiki.store.entity_data(prop_page) if prop_page else None
+        dtype = cl._VALUE_TYPES.get(prop['datatype'], 'string') if prop else 'string'
+        snak['datavalue'] = {'value': value, 'type': dtype}
+    statement = cl.normalize_statement(ctx.wiki.store, {'mainsnak': snak},
+                                       cl.new_guid(eid))
+    _put_statement(ctx, data, statement)
+    main = statement['mainsnak']
+    auto = (f'/* wbcreateclaim-create:1| */ [[Property:{main["property"]}]]: '
+            f'{cl.value_label(main)}')
+    revid = _save(ctx, 'wbcreateclaim', page, data, auto=auto, claim=statement)
+    return {'pageinfo': {'lastrevid': revid}, 'success': 1, 'claim': statement}
+
+
+def wbsetclaimvalue(ctx: Ctx) -> dict[str, Any]:
+    """Change the main snak value of an existing statement."""
+    _preamble(ctx, 'wbsetclaimvalue')
+    ctx.require('claim', 'snaktype')
+    guid = ctx.get('claim') or ''
+    eid = cl.check_guid(guid)
+    page, data = _entity(ctx, eid)
+    _check_protection(ctx, page)
+    _check_base(ctx, page)
+    found = cl.find_statement(data.get(_key(data)) or {}, guid)
+    if found is None:
+        raise wikibase_error('no-such-claim', 'Could not find the claim',
+                             'wikibase-api-no-such-claim', [guid])
+    pid, i = found
+    old = data[_key(data)][pid][i]
+    snak: dict[str, Any] = {'snaktype': ctx.get('snaktype'), 'property': pid}
+    if snak['snaktype'] == 'value':
+        snak['datavalue'] = {'value': json.loads(ctx.get('value') or 'null'),
+                             'type': old['mainsnak'].get('datavalue', {})
+                             .get('type', 'wikibase-entityid')}
+    statement = cl.normalize_statement(ctx.wiki.store, {**old, 'mainsnak': snak},
+                                       old['id'])
+    data[_key(data)][pid][i] = statement
+    auto = (f'/* wbsetclaimvalue:1| */ [[Property:{pid}]]: '
+            f'{cl.value_label(statement["mainsnak"])}')
+    revid = _save(ctx, 'wbsetclaimvalue', page, data, auto=auto, claim=statement)
+    return {'pageinfo': {'lastrevid': revid}, 'success': 1, 'claim': statement}
+
+
+def wbremoveclaims(ctx: Ctx) -> dict[str, Any]:
+    """Remove statements by GUID (all on one entity)."""
+    _preamble(ctx, 'wbremoveclaims')
+    ctx.require('claim')
+    guids = ctx.multi('claim')
+    entity_ids = {cl.check_guid(g) for g in guids}
+    if len(entity_ids) != 1:
+        raise wikibase_error('invalid-guid', 'All claims must belong to the '
+                             'same entity', 'wikibase-api-invalid-guid')
+    page, data = _entity(ctx, entity_ids.pop())
+    _check_protection(ctx, page)
+    _check_base(ctx, page)
+    statements = data.get(_key(data)) or {}
+    labels = []
+    for guid in guids:
+        found = cl.find_statement(statements, guid)
+        if found is None:
+            raise wikibase_error('no-such-claim', 'Could not find the claim',
+                                 'wikibase-api-no-such-claim', [guid])
+        pid, i = found
+        st = statements[pid].pop(i)
+        labels.append(f'[[Property:{pid}]]: {cl.value_label(st["mainsnak"])}')
+        if not statements[pid]:
+            del statements[pid]
+    auto = f'/* wbremoveclaims-remove:{len(guids)}| */ ' + ', '.join(labels)
+    revid = _save(ctx, 'wbremoveclaims', page, data, auto=auto, removed=guids)
+    return {'pageinfo': {'lastrevid': revid}, 'success': 1, 'claims': guids}
+
+
+def wbeditentity(ctx: Ctx) -> dict[str, Any]:
+    """Apply labels/descriptions/aliases/claims changes (MediaInfo: ``claims``)."""
+    _preamble(ctx, 'wbeditentity')
+    ctx.require('data')
+    if ctx.get('new'):
+        raise ApiError('not-supported', 'Creating new entities is not supported '
+                       'by this test wiki.')
+    if ctx.get('site') and ctx.get('title'):
+        page = ctx.wiki.store.page(ctx.get('title') or '')
+        if page is None or page.ns != 6:
+            raise wikibase_error('no-such-entity-link', 'No entity found '
+                                 'matching site link', 'wikibase-api-no-such-'
+                                 'entity-link')
+        eid = f'M{page.pageid}'
+    else:
+        ctx.require('id')
+        eid = normalize_id(ctx.get('id') or '')
+    page, data = _entity(ctx, eid)
+    _check_protection(ctx, page)
+    _check_base(ctx, page)
+    try:
+        change = json.loads(ctx.get('data') or '')
+    except ValueError:
+        raise wikibase_error('invalid-json', 'Could not decode JSON',
+                             'wikibase-api-invalid-json') from None
+    if not isinstance(change, dict):
+        raise wikibase_error('not-recognized-array', 'Data must be an object',
+                             'wikibase-api-not-recognized-array')
+    if data['type'] == 'mediainfo':
+        unknown = set(change) - _MEDIAINFO_KEYS - {'id', 'type'}
+        if unknown:
+            raise wikibase_error('not-supported', 'The requested feature is '
+                                 'not supported by the given entity',
+                                 'wikibase-api-not-supported', sorted(unknown))
+    if ctx.flag('clear'):
+        data = {'type': data['type'], 'id': data['id'],
+                **({'datatype': data['datatype']} if 'datatype' in data else {})}
+    before = json.dumps(data, sort_keys=True)
+    for key in ('labels', 'descriptions'):
+        for lang, value in (change.get(key) or {}).items():
+            entry = value if isinstance(value, dict) else {'language': lang,
+                                                            'value': value}
+            target = data.setdefault(key, {})
+            if isinstance(target, list):
+                target = data[key] = {}
+            if 'remove' in entry or entry.get('value') == '':
+                target.pop(lang, None)
+            else:
+                target[lang] = {'language': lang, 'value': entry['value']}
+    for lang, values in (change.get('aliases') or {}).items():
+        data.setdefault('aliases', {})[lang] = [
+            {'language': lang, 'value': v['value'] if isinstance(v, dict) else v}
+            for v in (values if isinstance(values, list) else [values])]
+    raw_claims = change.get('claims') or {}
+    flat = [c for group in raw_claims.values() for c in group] \
+        if isinstance(raw_claims, dict) else list(raw_claims)
+    for raw in flat:
+        statements = data.setdefault(_key(data), {})
+        if 'remove' in raw:
+            found = cl.find_statement(statements, raw.get('id', ''))
+            if found:
+                statements[found[0]].pop(found[1])
+                if not statements[found[0]]:
+                    del statements[found[0]]
+            continue
+        guid = raw.get('id') or cl.new_guid(eid)
+        if cl.check_guid(guid) != eid:
+            raise wikibase_error('invalid-guid', 'Invalid claim guid',
+                                 'wikibase-api-invalid-guid', [guid])
+        _put_statement(ctx, data, cl.normalize_statement(ctx.wiki.store, raw, guid))
+    result = entity_json(ctx, page, data)
+    if json.dumps(data, sort_keys=True) == before:
+        result.update(lastrevid=page.latest.revid, nochange=True)
+        return {'entity': result, 'success': 1}
+    revid = _save(ctx, 'wbeditentity', page, data,
+                  auto='/* wbeditentity-update:0| */')
+    result['lastrevid'] = revid
+    for meta in ('pageid', 'ns', 'title', 'modified'):
+        result.pop(meta, None)
+    return {'entity': result, 'success': 1}

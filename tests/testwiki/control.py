@@ -1,0 +1,127 @@
+"""The ``/_control/…`` HTTP endpoint and runtime uploads.
+
+Lets a test that drives the bot in a subprocess do what in-process tests do
+through the Python API: inject faults, add uploads, delete files, read the
+recorded edits/requests and the media counters.  All bodies are JSON.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image, ImageDraw
+
+from .model import FileInfo, now_iso, split_title
+
+if TYPE_CHECKING:
+    from .server import TestWiki, UploadResult
+
+_MIME = {'jpg': 'image/jpeg', 'jpeg': 'image/jpeg', 'png': 'image/png',
+         'gif': 'image/gif', 'webp': 'image/webp', 'tif': 'image/tiff',
+         'tiff': 'image/tiff'}
+_PIL_FORMAT = {'image/jpeg': 'JPEG', 'image/png': 'PNG', 'image/gif': 'GIF',
+               'image/webp': 'WEBP', 'image/tiff': 'TIFF'}
+
+
+def make_image(ext: str, width: int = 640, height: int = 480,
+               color: str = '#3a7bd5') -> bytes:
+    """Draw a simple picture (background, sun, hill) in the format of *ext*."""
+    img = Image.new('RGB', (width, height), color)
+    draw = ImageDraw.Draw(img)
+    draw.ellipse((width * 0.65, height * 0.1, width * 0.85, height * 0.1
+                  + width * 0.2), fill='#ffd34e')
+    draw.polygon([(0, height), (width * 0.4, height * 0.45), (width, height)],
+                 fill='#2e7d32')
+    out = io.BytesIO()
+    img.save(out, _PIL_FORMAT.get(_MIME.get(ext.lower(), 'image/jpeg'), 'JPEG'))
+    return out.getvalue()
+
+
+def default_wikitext(name: str, user: str, date: str) -> str:
+    """Commons-style description page for a runtime upload."""
+    stem = name.rsplit('.', 1)[0]
+    return ('=={{int:filedesc}}==\n{{Information\n'
+            f'|description={{{{en|1={stem}}}}}\n|date={date[:10]}\n'
+            f'|source={{{{own}}}}\n|author=[[User:{user}|{user}]]\n}}}}\n\n'
+            '=={{int:license-header}}==\n{{self|cc-by-sa-4.0}}\n\n'
+            '[[Category:Uploaded by test]]\n')
+
+
+def upload(wiki: TestWiki, name: str, data: bytes | None = None, *,
+           wikitext: str | None = None, user: str = 'Alice Uploader',
+           timestamp: str | None = None, comment: str = '',
+           mediainfo: dict[str, Any] | None = None, width: int = 640,
+           height: int = 480, color: str = '#3a7bd5', mime: str | None = None,
+           hidden_categories: list[str] | None = None,
+           tags: list[str] | None = None) -> UploadResult:
+    """Upload ``File:name`` now (or at *timestamp*); overwrite if it exists."""
+    from .server import UploadResult
+    name = split_title('File:' + name)[1].split(':', 1)[1]
+    ext = name.rsplit('.', 1)[-1].lower()
+    if data is None:
+        data = make_image(ext, width, height, color)
+    mime = mime or _MIME.get(ext, 'application/octet-stream')
+    # non-images (PDF, video) keep the given size
+    with contextlib.suppress(Exception), Image.open(io.BytesIO(data)) as img:
+        width, height = img.size
+    ts = timestamp or now_iso()
+    account = wiki.store.user(user)
+    info = FileInfo(name=name, data=data, mime=mime, width=width,
+                    height=height, timestamp=ts, user=user,
+                    userid=account.userid if account else 0,
+                    comment=comment or 'Uploaded own work with UploadWizard')
+    hidden = list(hidden_categories or ['CC-BY-SA-4.0', 'Self-published work'])
+    with wiki.store.lock:
+        wiki.store.hidden_categories.update(hidden)
+        page, event = wiki.store.upload(
+            name, info, wikitext=wikitext or default_wikitext(name, user, ts),
+            mediainfo=mediainfo, template_categories=hidden,
+            tags=tags or ['uploadwizard'])
+    return UploadResult(title=page.title, pageid=page.pageid, logid=event.logid,
+                        timestamp=ts, action=event.action)
+
+
+def handle(wiki: TestWiki, method: str, path: str, raw: bytes
+           ) -> tuple[int, dict[str, str], bytes]:
+    """Answer one control request."""
+    from .server import dump
+    headers = {'Content-Type': 'application/json'}
+    try:
+        body: dict[str, Any] = json.loads(raw or b'{}')
+    except ValueError:
+        return 400, headers, dump({'error': 'body must be JSON'})
+    route = path[len('/_control/'):].strip('/')
+    try:
+        if route == 'state':
+            return 200, headers, dump(wiki.control_state())
+        if route == 'faults' and method == 'POST':
+            fault = wiki.faults.add(body.pop('kind'), body.pop('error'),
+                                    body.pop('times', 1), **body)
+            return 200, headers, dump(fault.to_json())
+        if route == 'faults' and method == 'DELETE':
+            wiki.faults.clear()
+            return 200, headers, dump({'cleared': True})
+        if route == 'uploads' and method == 'POST':
+            data = base64.b64decode(body.pop('data_b64')) \
+                if 'data_b64' in body else None
+            result = upload(wiki, body.pop('name'), data, **body)
+            return 200, headers, dump(result.__dict__)
+        if route == 'delete' and method == 'POST':
+            wiki.delete_file(body['title'], body.get('reason', 'Copyright violation'))
+            return 200, headers, dump({'deleted': body['title']})
+        if route == 'edits':
+            return 200, headers, dump([e.to_json() for e in wiki.edits])
+        if route == 'requests':
+            return 200, headers, dump([{**r.__dict__, 'action': r.action}
+                                       for r in wiki.requests])
+        if route == 'reset' and method == 'POST':
+            wiki.recorder.clear()
+            wiki.media.reset()
+            wiki.faults.clear()
+            return 200, headers, dump({'reset': True})
+    except (KeyError, TypeError, ValueError) as exc:
+        return 400, headers, dump({'error': f'{type(exc).__name__}: {exc}'})
+    return 404, headers, dump({'error': f'unknown control route {route!r}'})
