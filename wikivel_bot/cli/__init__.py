@@ -82,10 +82,13 @@ def _register() -> None:
     # verbs in one place (docs/cli.md is checked against it by tests/test_docs.py).
     from wikivel_bot.cli import db as db_commands
     from wikivel_bot.cli import status as status_commands
+    from wikivel_bot.cli import poll as poll_commands
 
     main.add_command(db_commands.db)
     main.add_command(status_commands.status)
     main.add_command(status_commands.config_command)
+    main.add_command(poll_commands.poll)
+    main.add_command(poll_commands.fetch)
 
 
 _register()

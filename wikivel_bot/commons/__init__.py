@@ -1,0 +1,32 @@
+"""The Commons side: pywikibot and HTTP adapters (the only package that imports pywikibot).
+
+Modules, one concept each::
+
+    site.py        open_site(settings.site) -> DataSite; open_repo(...) for items
+    api.py         raw Action API requests, continuation, error translation
+    poller.py      UploadPoller: new uploads from the upload log in cursor-ended batches
+    filters.py     the eligibility rules (pure): refuse_upload, refuse_fetched, unusable
+    files.py       one query for 50 files: imageinfo, categories, wikitext, MediaInfo
+    fetcher.py     fetch_media(site, titles) -> {title: MediaFile | reason}; Fetcher stage
+    thumbnails.py  ThumbnailClient.get(url) -> bytes (standard steps, 2 connections, 429)
+    wikitext.py    description with language fallback; {{bots}}/{{nobots}} (pure)
+    mediainfo.py   depicts and captions of a MediaInfo entity (pure)
+    generators.py  file_pages(site, ["-cat:…"]), uploads_of(...), resolve_file(site, text)
+    items.py       ItemClient: Wikidata labels, descriptions, P18, P31/P279, LRU-cached
+    sources.py     suggest_sources(...) for ``wikivel-bot suggest``
+    outcomes.py    Unavailable / Ineligible / Deferred (pure)
+    writer.py, revert.py, write_outcomes.py   the write stage (its own docs)
+
+Importing this package is cheap; pywikibot is loaded by the modules that need it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Sequence, Tuple
+
+
+def suggest_sources(sources: Sequence[str], settings: Any) -> List[Tuple[Any, bytes]]:
+    """(MediaFile, bytes) for Commons sources; see :func:`wikivel_bot.commons.sources.suggest_sources`."""
+    from wikivel_bot.commons.sources import suggest_sources as _suggest_sources
+
+    return _suggest_sources(sources, settings)

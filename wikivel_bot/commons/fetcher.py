@@ -1,0 +1,192 @@
+"""Everything the linker and the writer need about queued files, 50 files per API request.
+
+One ``action=query`` per batch returns, for every file: the thumbnail URL at a standard
+step, the non-hidden categories, the description page (description text, ``{{nobots}}``),
+the MediaInfo entity (existing P180 items and ranks) and the latest revision id, and the
+page protection. :func:`fetch_media` turns that into :class:`MediaFile` values or reasons.
+
+:class:`Fetcher` is the queue stage on top: it applies the eligibility rules once more
+(a file may have changed since it was polled) and downloads each thumbnail through the
+:class:`~wikivel_bot.commons.thumbnails.ThumbnailClient` to prove it decodes, so corrupt
+files are recorded with a reason here rather than crashing a linker batch later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
+
+from wikivel_bot.commons import filters, mediainfo, wikitext
+from wikivel_bot.commons.files import FileEntry, query_files
+from wikivel_bot.commons.outcomes import Deferred, FetchOutcome, Ineligible, Unavailable
+from wikivel_bot.commons.thumbnails import (
+    DEFAULT_MAX_PIXELS,
+    ThumbnailClient,
+    check_step,
+)
+from wikivel_bot.config import FetchSettings, PollSettings, Settings
+from wikivel_bot.errors import ConfigError, FileUnavailable, UsageError
+from wikivel_bot.types import MediaFile
+
+
+def fetch_media(
+    site: Any,
+    titles: Sequence[str],
+    *,
+    thumb_width: int = 330,
+    languages: Sequence[str] = ("en",),
+    batch_size: int = 50,
+) -> Dict[str, Union[MediaFile, str]]:
+    """{title as given: MediaFile, or the reason it is unavailable}.
+
+    No thumbnail is downloaded; protected and ``{{nobots}}`` files are returned as
+    MediaFile with ``protected``/``bots_allowed`` set (whether to skip them is the caller's
+    rule, see :class:`Fetcher`).
+
+    :param site: a pywikibot site.
+    :param titles: ``File:…`` titles (any spelling the wiki normalises; redirects followed).
+    :param thumb_width: a standard thumbnail step.
+    :param languages: description language fallback, first wins.
+    :param batch_size: titles per request (≤ 50).
+    :raises WikiError: the API failed. :raises UsageError: a non-standard width.
+    """
+    check_step(thumb_width)
+    username = site.username()
+    return {
+        str(entry.key): media_or_reason(entry, languages, username)
+        for entry in query_files(site, titles=list(titles), thumb_width=thumb_width,
+                                 with_wikitext=True, batch_size=batch_size)
+    }
+
+
+def fetch_media_by_ids(
+    site: Any,
+    page_ids: Sequence[int],
+    *,
+    thumb_width: int = 330,
+    languages: Sequence[str] = ("en",),
+    batch_size: int = 50,
+) -> Dict[int, Union[MediaFile, str]]:
+    """:func:`fetch_media` by page id: a file that was moved keeps its id, a file deleted and
+    uploaded again under the same name does not (its MediaInfo id changed too)."""
+    check_step(thumb_width)
+    username = site.username()
+    return {
+        int(entry.key): media_or_reason(entry, languages, username)
+        for entry in query_files(site, page_ids=list(page_ids), thumb_width=thumb_width,
+                                 with_wikitext=True, batch_size=batch_size)
+    }
+
+
+def media_or_reason(
+    entry: FileEntry,
+    languages: Sequence[str],
+    username: Optional[str] = None,
+    max_pixels: int = 0,
+    facts: Optional[filters.FileFacts] = None,
+) -> Union[MediaFile, str]:
+    """A MediaFile from one file entry, or why there is nothing to link.
+
+    :param facts: ``entry.facts(username)`` when the caller has it already.
+    """
+    facts = facts or entry.facts(username)
+    why = filters.unusable(facts, max_pixels)
+    if why:
+        return why
+    thumb = entry.info.get("thumburl") or ""
+    if not thumb:
+        return filters.reason(filters.NO_THUMBNAIL, "the API gave no thumbnail URL")
+    text = wikitext.description(entry.text, languages)
+    if not text:
+        # No {{Information}} description: the structured-data caption says the same kind of thing.
+        text = wikitext.pick_language(mediainfo.captions(entry.entity), languages)[0]
+    return MediaFile(
+        page_id=entry.page_id,
+        title=entry.title,
+        thumb_url=thumb,
+        description=text,
+        categories=entry.categories(hidden=False),
+        depicts=mediainfo.depicts_of(entry.entity),
+        revid=entry.revid,
+        protected=any(level not in filters.HARMLESS_PROTECTION for level in facts.protection_levels),
+        bots_allowed=facts.bots_allowed,
+    )
+
+
+@dataclass
+class Fetcher:
+    """The fetch stage: MediaFile, or why a file is unavailable / ineligible / deferred.
+
+    :param site: a pywikibot site.
+    :param fetch: ``Settings.fetch`` (thumbnail width, batch size).
+    :param poll: ``Settings.poll`` (the eligibility rules, applied again).
+    :param languages: description language fallback (``Settings.site.languages``).
+    :param thumbnails: downloads each thumbnail once to prove it decodes; None skips that.
+    :param max_pixels: decompression-bomb limit on the original's size.
+    """
+
+    site: Any
+    fetch_settings: FetchSettings = field(default_factory=FetchSettings)
+    poll_settings: PollSettings = field(default_factory=PollSettings)
+    languages: Tuple[str, ...] = ("en",)
+    thumbnails: Optional[ThumbnailClient] = None
+    max_pixels: int = DEFAULT_MAX_PIXELS
+
+    def __post_init__(self) -> None:
+        try:
+            check_step(self.fetch_settings.thumb_width)
+        except UsageError as exc:
+            raise ConfigError(f"fetch.thumb_width: {exc}") from None
+
+    @classmethod
+    def from_settings(cls, site: Any, settings: Settings, thumbnails: Optional[ThumbnailClient] = None) -> "Fetcher":
+        """A fetcher with the settings' sections (and a thumbnail client built from them)."""
+        client = thumbnails or ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
+        return cls(site, settings.fetch, settings.poll, tuple(settings.site.languages), client)
+
+    @property
+    def batch_size(self) -> int:
+        """Files per API request."""
+        return max(1, min(self.fetch_settings.batch_size, 50))
+
+    def fetch(self, page_ids: Iterable[int]) -> Dict[int, FetchOutcome]:
+        """{page id: outcome} for every id asked.
+
+        :raises WikiError: the API failed (no outcome is known then).
+        """
+        username = self.site.username()
+        outcomes: Dict[int, FetchOutcome] = {}
+        to_check: Dict[int, MediaFile] = {}
+        entries = query_files(
+            self.site, page_ids=list(page_ids), thumb_width=self.fetch_settings.thumb_width,
+            with_wikitext=True, batch_size=self.batch_size,
+        )
+        for entry in entries:
+            key = int(entry.key)
+            facts = entry.facts(username)
+            media = media_or_reason(entry, self.languages, username, self.max_pixels, facts)
+            if isinstance(media, str):
+                outcomes[key] = Unavailable(media)
+                continue
+            why = filters.refuse_fetched(facts, self.poll_settings)
+            if why:
+                outcomes[key] = Ineligible(why)
+                continue
+            to_check[key] = media
+        outcomes.update(self._check_thumbnails(to_check))
+        return outcomes
+
+    def _check_thumbnails(self, files: Dict[int, MediaFile]) -> Dict[int, FetchOutcome]:
+        if self.thumbnails is None or not files:
+            return dict(files)
+        results = self.thumbnails.get_many([m.thumb_url for m in files.values()])
+        out: Dict[int, FetchOutcome] = {}
+        for key, media in files.items():
+            result = results[media.thumb_url]
+            if isinstance(result, FileUnavailable):
+                out[key] = Unavailable(str(result))
+            elif isinstance(result, Exception):
+                out[key] = Deferred(str(result))
+            else:
+                out[key] = media
+        return out
