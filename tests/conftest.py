@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 from typing import Dict, Iterator
 
 import pytest
@@ -15,6 +17,16 @@ from wikivel_bot.queue.store import Store
 for _name in list(os.environ):
     if _name.startswith("WIKIVEL_") and not _name.startswith("WIKIVEL_TEST_"):
         del os.environ[_name]
+
+# pywikibot keeps caches, throttle files and cookies in its config directory, and uses the
+# working directory when PYWIKIBOT_DIR has no user-config.py: give the whole session a
+# private one so no test writes into the checkout or reads an operator's config.
+if "pywikibot" not in sys.modules:
+    _pwb_dir = tempfile.mkdtemp(prefix="wikivel-pwb-")
+    with open(os.path.join(_pwb_dir, "user-config.py"), "w", encoding="utf-8") as _fh:
+        _fh.write("# test session: pywikibot defaults, sites configured by the tests\n")
+    os.environ["PYWIKIBOT_DIR"] = _pwb_dir
+    os.environ.setdefault("PYWIKIBOT_NO_USER_CONFIG", "2")
 
 
 @pytest.fixture(scope="session")

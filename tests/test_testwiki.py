@@ -21,8 +21,8 @@ from PIL import Image
 if 'pywikibot' not in sys.modules:
     # pywikibot picks its directory at import: keep caches, cookies and the
     # throttle file out of the checkout.
-    os.environ['PYWIKIBOT_DIR'] = tempfile.mkdtemp(prefix='pwb-testwiki-')
-    os.environ['PYWIKIBOT_NO_USER_CONFIG'] = '2'
+    os.environ.setdefault('PYWIKIBOT_DIR', tempfile.mkdtemp(prefix='pwb-testwiki-'))
+    os.environ.setdefault('PYWIKIBOT_NO_USER_CONFIG', '2')
 
 from tests.testwiki import THUMB_STEPS, TestWiki
 from tests.testwiki.pwb import configure, unconfigure
