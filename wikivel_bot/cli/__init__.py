@@ -83,12 +83,19 @@ def _register() -> None:
     from wikivel_bot.cli import db as db_commands
     from wikivel_bot.cli import status as status_commands
     from wikivel_bot.cli import poll as poll_commands
+    from wikivel_bot.cli import review as review_commands
+    from wikivel_bot.cli import export as export_commands
+    from wikivel_bot.cli import audit as audit_commands
 
     main.add_command(db_commands.db)
     main.add_command(status_commands.status)
     main.add_command(status_commands.config_command)
     main.add_command(poll_commands.poll)
     main.add_command(poll_commands.fetch)
+    main.add_command(review_commands.review)
+    main.add_command(export_commands.export)
+    main.add_command(export_commands.import_decisions)
+    main.add_command(audit_commands.audit)
 
 
 _register()

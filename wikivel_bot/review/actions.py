@@ -1,0 +1,94 @@
+"""Decisions without the terminal (``review approve --file M123 --item Q146``) and the
+small resolutions every review command needs: the reviewer's name and which file is meant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+from wikivel_bot.core.review_rules import normalize_name
+from wikivel_bot.errors import NotFound, UsageError
+from wikivel_bot.queue import reviews
+from wikivel_bot.queue.store import Store
+from wikivel_bot.types import DecisionAction, is_qid, mid_of, page_id_of
+
+# The decisions table's reviewer column.
+MAX_REVIEWER_CHARS = 255
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A decision recorded by :func:`decide`; ``decision_id`` is what undo takes."""
+
+    page_id: int
+    qid: str
+    action: DecisionAction
+    decision_id: int
+
+    @property
+    def mid(self) -> str:
+        return mid_of(self.page_id)
+
+
+def resolve_reviewer(given: Optional[str], configured: str) -> str:
+    """The reviewer's name: ``--reviewer``, else ``review.reviewer``.
+
+    :raises UsageError: neither is set, or the name cannot be a wiki user name. Decisions
+        are recorded under this name, and the writer names the approver in its edit summary,
+        so a session never starts without one.
+    """
+    raw = (given if given is not None else configured) or ""
+    name = normalize_name(raw, "User") if raw.strip() else ""
+    if not name:
+        raise UsageError(
+            "who is reviewing? pass --reviewer NAME (your Commons user name) "
+            "or set review.reviewer (WIKIVEL_REVIEW_REVIEWER)"
+        )
+    if len(name) > MAX_REVIEWER_CHARS or any(ch in name for ch in "#<>[]|{}\n"):
+        raise UsageError(f"not a user name: {raw!r}")
+    return name
+
+
+def resolve_page_id(store: Store, ref: str) -> int:
+    """The page id of a file given as ``M123`` or as its title (``File:X.jpg``).
+
+    :raises UsageError: neither form. :raises NotFound: a title not in the queue.
+    """
+    text = ref.strip()
+    if text[:1] in "Mm" and text[1:].isdigit():
+        return page_id_of(text.upper())
+    if text.lower().startswith("file:"):
+        found = reviews.page_id_for_title(store, text)
+        if found is None:
+            raise NotFound(f"file {text!r} is not in the queue")
+        return found
+    raise UsageError(f"--file takes an M-id (M123) or a title (File:Name.jpg), not {ref!r}")
+
+
+def decide(
+    store: Store,
+    file_ref: str,
+    qids: Sequence[str],
+    action: DecisionAction,
+    reviewer: str,
+    source: str = "cli",
+) -> List[Decided]:
+    """Record ``action`` on (file, item) for each item; the QIDs and the file are checked
+    before anything is recorded.
+
+    :param file_ref: ``M123`` or ``File:Name.jpg``.
+    :param qids: the items.
+    :raises UsageError: a bad QID or file reference. :raises NotFound: the file is not
+        queued. :raises IllegalTransition: a pair is in a state the decision cannot apply to
+        (pairs before it in ``qids`` are recorded by then).
+    """
+    bad = [q for q in qids if not is_qid(q.strip().upper())]
+    if bad:
+        raise UsageError(f"not a Wikidata item id: {bad[0]!r} (expected Q followed by digits)")
+    page_id = resolve_page_id(store, file_ref)
+    done = []
+    for qid in dict.fromkeys(q.strip().upper() for q in qids):
+        decision_id = store.record_decision(page_id, qid, action, reviewer, source)
+        done.append(Decided(page_id, qid, action, decision_id))
+    return done
