@@ -50,15 +50,15 @@ def test_single_decisions(queue) -> None:
     result = run(url, "review", "reject", "--file", "File:Cat on a sofa.jpg", "--item", "Q144", "--item", "q5",
                  env={"WIKIVEL_REVIEW_REVIEWER": "Bob"})
     assert result.exit_code == 0, result.output
+    # Skip is "not now" for a proposed pair; a pair never proposed has nothing to skip.
     result = run(url, "review", "--reviewer", "Cy", "skip", "--file", "m1", "--item", "Q42")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1
+    assert result.output.strip() == "error: M1 Q42 was never proposed: there is nothing to skip"
     assert pair_states(store) == {
         (1, "Q146"): ("approved", 1), (1, "Q144"): ("rejected", 0), (1, "Q5"): ("rejected", 0),
-        (1, "Q42"): ("proposed", 0),
     }
     assert [(r[2], r[3], r[4]) for r in decision_rows(store)] == [
         ("approve_prominent", "Ann", "cli"), ("reject", "Bob", "cli"), ("reject", "Bob", "cli"),
-        ("skip", "Cy", "cli"),
     ]
 
 

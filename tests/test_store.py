@@ -227,3 +227,11 @@ def test_counts_list_every_state(store: Store) -> None:
     assert set(counts["files"]) == {s.value for s in FileState}
     assert set(counts["candidates"]) == {s.value for s in CandidateState}
     assert sum(counts["files"].values()) == 0
+
+
+def test_skip_of_a_never_proposed_pair_is_refused(store: Store) -> None:
+    file_id = linked_file(store, 1, ["Q146"])
+    with pytest.raises(NotFound, match="never proposed"):
+        store.record_decision(1, "Q42", DecisionAction.SKIP, "Bob", "cli")
+    assert store.rejected_items(file_id) == set()
+    assert store.counts()["candidates"]["proposed"] == 1

@@ -95,7 +95,7 @@ def iter_review_files(store: Store, flt: ReviewFilter, after_id: int = 0) -> Ite
     """
     cand_cond = _candidate_condition(flt)
     while True:
-        with store._begin() as conn:
+        with store.transaction() as conn:
             rows = conn.execute(
                 select(files.c.id, files.c.page_id, files.c.title, files.c.uploader,
                        files.c.uploaded_at, files.c.media)
@@ -126,13 +126,13 @@ def count_review_files(store: Store, flt: ReviewFilter) -> int:
     cand_cond = _candidate_condition(flt)
     matching = exists().where(candidates.c.file_id == files.c.id, cand_cond)
     if not flt.category:
-        with store._begin() as conn:
+        with store.transaction() as conn:
             return int(conn.execute(select(func.count()).select_from(files).where(*_file_conditions(flt), matching))
                        .scalar() or 0)
     # A category needs the media document of each file: walk them in chunks.
     total, after_id = 0, 0
     while True:
-        with store._begin() as conn:
+        with store.transaction() as conn:
             rows = conn.execute(
                 select(files.c.id, files.c.media)
                 .where(files.c.id > after_id, *_file_conditions(flt), matching)
@@ -148,14 +148,14 @@ def count_review_files(store: Store, flt: ReviewFilter) -> int:
 def page_id_for_title(store: Store, title: str) -> Optional[int]:
     """The page id of a queued file named ``title`` (``File:`` optional), or None."""
     names = {title.strip(), file_title(title)}
-    with store._begin() as conn:
+    with store.transaction() as conn:
         found = conn.execute(select(files.c.page_id).where(files.c.title.in_(sorted(names)))).scalar()
     return None if found is None else int(found)
 
 
 def pair_status(store: Store, page_id: int, qid: str) -> PairStatus:
     """The state of the pair (file ``page_id``, item ``qid``) and its newest decision."""
-    with store._begin() as conn:
+    with store.transaction() as conn:
         file_id = conn.execute(select(files.c.id).where(files.c.page_id == page_id)).scalar()
         if file_id is None:
             return PairStatus(file_known=False)
@@ -217,7 +217,7 @@ def audit_events(
     )
     if limit is not None:
         query_d, query_e = query_d.limit(limit), query_e.limit(limit)
-    with store._begin() as conn:
+    with store.transaction() as conn:
         made = [_decision_event(r) for r in conn.execute(query_d)]
         tried = [_edit_event(r) for r in conn.execute(query_e)]
     # A decision comes before the write it allowed when both fall in the same second.

@@ -80,8 +80,9 @@ class Store:
         migrate.check_at_head(self.engine)
 
     @contextmanager
-    def _begin(self) -> Iterator[Connection]:
-        """A transaction; a failure to connect becomes DatabaseUnavailable (one line)."""
+    def transaction(self) -> Iterator[Connection]:
+        """A transaction (for the read queries of ``queue/``); a failure to connect
+        becomes DatabaseUnavailable (one line)."""
         try:
             conn = self.engine.connect()
         except DBAPIError as exc:
@@ -113,7 +114,7 @@ class Store:
         now = self._now()
         batch = {u.page_id: u for u in uploads}  # the same page twice in one batch = once
         new_rows = 0
-        with self._begin() as conn:
+        with self.transaction() as conn:
             page_ids = list(batch)
             for start in range(0, len(page_ids), ENQUEUE_CHUNK):
                 chunk = page_ids[start:start + ENQUEUE_CHUNK]
@@ -136,7 +137,7 @@ class Store:
     def claim_files(self, state: FileState, limit: int, worker: str) -> List[FileWork]:
         """Reserve up to ``limit`` files in ``state`` for ``worker``, oldest first."""
         now = self._now()
-        with self._begin() as conn:
+        with self.transaction() as conn:
             query = (
                 select(files)
                 .where(files.c.state == state.value, self._claimable(files, now))
@@ -156,7 +157,7 @@ class Store:
     def release_files(self, file_ids: Sequence[int]) -> None:
         """Give claimed files back without a state change (a worker shutting down)."""
         if file_ids:
-            with self._begin() as conn:
+            with self.transaction() as conn:
                 conn.execute(
                     update(files).where(files.c.id.in_(list(file_ids))).values(claimed_by=None, claimed_at=None)
                 )
@@ -181,7 +182,7 @@ class Store:
         :return: the number of candidates now proposed for the file from this call.
         """
         now = self._now()
-        with self._begin() as conn:
+        with self.transaction() as conn:
             self._check_file_move(conn, file_id, FileState.LINKED)
             existing = {
                 r.qid: r
@@ -225,7 +226,7 @@ class Store:
 
     def file_id_of(self, page_id: int) -> int:
         """The queue's row id for a page id; NotFound when the file was never queued."""
-        with self._begin() as conn:
+        with self.transaction() as conn:
             found = conn.execute(select(files.c.id).where(files.c.page_id == page_id)).scalar()
         if found is None:
             raise NotFound(f"file M{page_id} is not in the queue")
@@ -233,7 +234,7 @@ class Store:
 
     def rejected_items(self, file_id: int) -> Set[str]:
         """The items a human rejected for this file (never to be proposed again)."""
-        with self._begin() as conn:
+        with self.transaction() as conn:
             return set(
                 conn.execute(
                     select(candidates.c.qid).where(
@@ -262,7 +263,7 @@ class Store:
             raise UsageError("a decision needs a reviewer name (--reviewer or review.reviewer)")
         now = self._now()
         file_id = self.file_id_of(page_id)
-        with self._begin() as conn:
+        with self.transaction() as conn:
             row = conn.execute(
                 self._for_update(
                     select(candidates.c.id, candidates.c.state).where(
@@ -270,6 +271,8 @@ class Store:
                     )
                 )
             ).first()
+            if row is None and action is DecisionAction.SKIP:
+                raise NotFound(f"M{page_id} {qid} was never proposed: there is nothing to skip")
             if row is None:
                 result = conn.execute(
                     insert(candidates).values(
@@ -302,7 +305,7 @@ class Store:
 
     def undo_decision(self, decision_id: int) -> None:
         """Put the pair back to where it was before the decision, if nothing moved since."""
-        with self._begin() as conn:
+        with self.transaction() as conn:
             decision = conn.execute(select(decisions).where(decisions.c.id == decision_id)).first()
             if decision is None:
                 raise NotFound(f"no decision {decision_id}")
@@ -321,7 +324,7 @@ class Store:
     def claim_approved(self, limit: int, worker: str) -> List[ApprovedEdit]:
         """Reserve approved pairs whose retry time (if any) has come, oldest first."""
         now = self._now()
-        with self._begin() as conn:
+        with self.transaction() as conn:
             query = (
                 select(candidates.c.id, candidates.c.file_id, candidates.c.qid,
                        candidates.c.prominent, candidates.c.reviewer, candidates.c.attempts)
@@ -367,7 +370,7 @@ class Store:
         :return: the pair's new state.
         """
         now = self._now()
-        with self._begin() as conn:
+        with self.transaction() as conn:
             row = conn.execute(
                 self._for_update(select(candidates.c.state, candidates.c.attempts)
                               .where(candidates.c.id == candidate_id))
@@ -414,22 +417,22 @@ class Store:
             query = query.where(edits.c.batch_id == batch_id)
         if page_id is not None:
             query = query.where(files.c.page_id == page_id)
-        with self._begin() as conn:
+        with self.transaction() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
 
     # -- cursors and counts --------------------------------------------------------------
 
     def get_cursor(self, source: str) -> Optional[Cursor]:
-        with self._begin() as conn:
+        with self.transaction() as conn:
             row = conn.execute(select(cursors).where(cursors.c.source == source)).first()
         return None if row is None else Cursor(timestamp=row.timestamp, log_id=int(row.log_id))
 
     def set_cursor(self, source: str, cursor: Cursor) -> None:
-        with self._begin() as conn:
+        with self.transaction() as conn:
             self._save_cursor(conn, source, cursor, self._now())
 
     def all_cursors(self) -> Dict[str, Cursor]:
-        with self._begin() as conn:
+        with self.transaction() as conn:
             return {
                 r.source: Cursor(r.timestamp, int(r.log_id))
                 for r in conn.execute(select(cursors).order_by(cursors.c.source))
@@ -441,7 +444,7 @@ class Store:
             "files": {s.value: 0 for s in FileState},
             "candidates": {s.value: 0 for s in CandidateState},
         }
-        with self._begin() as conn:
+        with self.transaction() as conn:
             for name, table in (("files", files), ("candidates", candidates)):
                 for state, n in conn.execute(
                     select(table.c.state, func.count()).group_by(table.c.state)
@@ -452,7 +455,7 @@ class Store:
     # -- helpers -----------------------------------------------------------------------
 
     def _move_file(self, file_id: int, target: FileState, **values: object) -> None:
-        with self._begin() as conn:
+        with self.transaction() as conn:
             self._check_file_move(conn, file_id, target)
             conn.execute(
                 update(files).where(files.c.id == file_id).values(
