@@ -172,6 +172,9 @@ def handle_api(wiki: TestWiki, method: str, path: str, params: dict[str, str],
                 body = module(ctx)
         else:
             body = module(ctx)
+        if fault is not None and fault.error == 'hold_response':
+            # applied, but the answer is late (released at server stop)
+            wiki.stopping.wait(fault.seconds)
         status = 200
     except HttpFault as exc:
         record.status = exc.status

@@ -12,7 +12,10 @@ Errors: ``maxlag`` (only fires for requests that sent ``maxlag``, as in
 MediaWiki), ``http500``, ``http503``, ``timeout`` (sleep ``seconds``, then
 answer), ``ratelimited``, ``badtoken``, ``editconflict``, ``delete_file``
 (delete ``title`` just before answering: "deleted between poll and fetch"),
-``readonly`` and ``http429``.
+``readonly``, ``http429`` and ``hold_response`` (run the request normally, then
+hold the answer ``seconds`` before sending it: "the write was applied but the
+client never heard back", e.g. to kill a client between the API's success
+and its own commit).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from typing import Any
 
 ERRORS = frozenset({'maxlag', 'http500', 'http503', 'http429', 'timeout',
                     'ratelimited', 'badtoken', 'editconflict', 'delete_file',
-                    'readonly'})
+                    'readonly', 'hold_response'})
 
 
 @dataclass

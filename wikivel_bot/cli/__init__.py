@@ -86,6 +86,7 @@ def _register() -> None:
     from wikivel_bot.cli import review as review_commands
     from wikivel_bot.cli import export as export_commands
     from wikivel_bot.cli import audit as audit_commands
+    from wikivel_bot.cli import write as write_commands
 
     main.add_command(db_commands.db)
     main.add_command(status_commands.status)
@@ -96,6 +97,8 @@ def _register() -> None:
     main.add_command(export_commands.export)
     main.add_command(export_commands.import_decisions)
     main.add_command(audit_commands.audit)
+    main.add_command(write_commands.write)
+    main.add_command(write_commands.revert)
 
 
 _register()

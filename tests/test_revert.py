@@ -1,0 +1,150 @@
+"""``revert --batch`` removes only the bot's own statements of that batch, and only where
+nobody changed them since."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.writer_support import (  # noqa: F401 - fixtures are used by name
+    Human,
+    ancestors_of,
+    approve,
+    clock,
+    depicts_on_wiki,
+    edit_rows,
+    queue,
+    site,
+    states,
+    targets,
+    wiki,
+)
+from wikivel_bot.commons.revert import StatementReverter, revert_batch, revert_summary
+from wikivel_bot.commons.writer import StatementWriter, WriteRefused, write_approved
+from wikivel_bot.errors import NotFound
+from wikivel_bot.queue.revert_queries import RevertQueue
+
+BATCH = "b-20240502090000-0001"
+OTHER = "b-20240502100000-0002"
+
+
+def write_batch(queue, site, clock, batch):
+    writer = StatementWriter(site, batch, ancestors_of)
+    return write_approved(queue, writer, batch_size=10, worker="test", clock=clock)
+
+
+def statement(wiki, page_id, qid):
+    return next(s for s in depicts_on_wiki(wiki, page_id) if targets([s]) == [qid])
+
+
+@pytest.fixture
+def written(wiki, site, queue, clock):
+    """Batch BATCH wrote five statements, batch OTHER one; then people edited some of them."""
+    approve(queue, 10004, "Q146")  # stays as written: reverted
+    approve(queue, 10004, "Q3736439", prominent=True)  # a human demotes it to normal
+    approve(queue, 10043, "Q144")  # a human removes it
+    approve(queue, 10046, "Q146")  # a human changes the item to Q144 (same GUID)
+    approve(queue, 10036, "Q146")  # a human adds a qualifier
+    assert write_batch(queue, site, clock, BATCH).written == 5
+    approve(queue, 10045, "Q146")
+    assert write_batch(queue, site, clock, OTHER).written == 1
+
+    human = Human(wiki)
+
+    def demote(data):
+        for s in data["statements"]["P180"]:
+            if s["mainsnak"]["datavalue"]["value"]["id"] == "Q3736439":
+                s["rank"] = "normal"
+
+    def drop(data):
+        data["statements"]["P180"] = []
+
+    def retarget(data):
+        value = data["statements"]["P180"][0]["mainsnak"]["datavalue"]["value"]
+        value.update({"numeric-id": 144, "id": "Q144"})
+
+    def qualify(data):
+        data["statements"]["P180"][0]["qualifiers"] = {
+            "P2048": [{"snaktype": "somevalue", "property": "P2048", "hash": "0" * 40}]}
+        data["statements"]["P180"][0]["qualifiers-order"] = ["P2048"]
+
+    human.change(10004, demote)
+    human.change(10043, drop)
+    human.change(10046, retarget)
+    human.change(10036, qualify)
+    return queue
+
+
+def test_revert_removes_only_unchanged_statements_of_the_batch(wiki, site, written, clock) -> None:
+    queue = written
+    guid = statement(wiki, 10004, "Q146")["id"]
+    other_before = depicts_on_wiki(wiki, 10045)
+    fixture_before = depicts_on_wiki(wiki, 10001)
+    writes_before, rows_before = wiki.write_count(), edit_rows(queue)
+
+    # A dry run first: it sends nothing and records nothing.
+    dry = revert_batch(RevertQueue(queue), StatementReverter(site, dry_run=True), BATCH)
+    assert dry.dry_run == 1 and dry.reverted == 0 and sum(dry.left_alone.values()) == 4
+    assert wiki.write_count() == writes_before and edit_rows(queue) == rows_before
+    from pywikibot import config
+
+    config.simulate = False
+
+    counters = revert_batch(RevertQueue(queue), StatementReverter(site, tags=["wikivel-bot"]), BATCH)
+
+    (request,) = wiki.recorder.write_requests()[writes_before:]
+    assert request.action == "wbremoveclaims" and request.params["claim"] == guid
+    assert request.params["summary"] == revert_summary("Q146", BATCH)
+    assert BATCH in request.params["summary"] and request.params["tags"] == "wikivel-bot"
+    assert targets(depicts_on_wiki(wiki, 10004)) == ["Q3736439"]  # the demoted one stays
+    assert targets(depicts_on_wiki(wiki, 10046)) == ["Q144"]  # the retargeted one stays
+    assert len(depicts_on_wiki(wiki, 10036)) == 1  # the qualified one stays
+    assert depicts_on_wiki(wiki, 10045) == other_before  # another batch
+    assert depicts_on_wiki(wiki, 10001) == fixture_before  # never the bot's
+
+    assert counters.reverted == 1
+    assert sum(counters.left_alone.values()) == 4
+    assert states(queue)[(10004, "Q146")] == "reverted"
+    for key in [(10004, "Q3736439"), (10043, "Q144"), (10046, "Q146"), (10036, "Q146"), (10045, "Q146")]:
+        assert states(queue)[key] == "written"
+    rows = [r for r in edit_rows(queue) if r["outcome"] != "written"]
+    reverted = [r for r in rows if r["outcome"] == "reverted"]
+    assert [(r["page_id"], r["statement_id"], r["batch_id"]) for r in reverted] == [(10004, guid, BATCH)]
+    assert reverted[0]["revid"] == wiki.edits[-1].new_revid
+    reasons = {r["page_id"]: r["error"] for r in rows if r["outcome"] == "skipped"}
+    assert reasons[10004] == "revert: changed by someone else: rank is normal, the bot wrote preferred"
+    assert reasons[10043].startswith("revert: statement no longer present")
+    assert reasons[10046] == "revert: changed by someone else: now depicts Q144, the bot wrote Q146"
+    assert reasons[10036] == "revert: changed by someone else: qualifiers or references were added"
+
+    # Again: nothing more is removed, the reverted pair is not looked at twice.
+    again = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
+    assert again.reverted == 0 and sum(again.left_alone.values()) == 4
+    assert wiki.write_count() == writes_before + 1
+
+
+def test_revert_dry_run_cannot_be_bypassed(wiki, site, queue, clock) -> None:
+    from pywikibot import config
+
+    approve(queue, 10004, "Q146")
+    write_batch(queue, site, clock, BATCH)
+    reverter = StatementReverter(site, dry_run=True)
+    config.simulate = False
+    writes_before = wiki.write_count()
+    with pytest.raises(WriteRefused):
+        revert_batch(RevertQueue(queue), reverter, BATCH)
+    assert wiki.write_count() == writes_before
+    assert states(queue)[(10004, "Q146")] == "written"
+
+
+def test_an_unknown_batch_is_an_error(queue) -> None:
+    with pytest.raises(NotFound, match="b-nope"):
+        RevertQueue(queue).written_statements("b-nope")
+
+
+def test_revert_removes_a_prominent_statement_left_as_written(wiki, site, queue, clock) -> None:
+    approve(queue, 10004, "Q3736439", prominent=True)
+    write_batch(queue, site, clock, BATCH)
+    assert statement(wiki, 10004, "Q3736439")["rank"] == "preferred"
+    counters = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
+    assert counters.reverted == 1 and depicts_on_wiki(wiki, 10004) == []
+    assert edit_rows(queue)[-1]["outcome"] == "reverted"

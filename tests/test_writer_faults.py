@@ -1,0 +1,247 @@
+"""The writer under the ways Wikimedia fails: lag, 5xx, timeouts, stale tokens, edit
+conflicts, refusals. Transient failures come back later with a growing delay; permanent
+ones are left for a human with the error text; nothing is ever written twice."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select
+
+from tests.writer_support import (  # noqa: F401 - fixtures are used by name
+    T0,
+    ancestors_of,
+    approve,
+    clock,
+    depicts_on_wiki,
+    edit_rows,
+    queue,
+    site,
+    states,
+    targets,
+    wiki,
+)
+from wikivel_bot.commons import write_outcomes as wo
+from wikivel_bot.commons.writer import StatementWriter, write_approved
+from wikivel_bot.queue.tables import candidates
+from wikivel_bot.types import Failed
+
+BATCH = "b-20240502090000-fa17"
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pywikibot gives up after one retry and does not wait (its own backoff is not ours)."""
+    from pywikibot import config
+
+    monkeypatch.setattr(config, "max_retries", 1)
+    monkeypatch.setattr(config, "retry_wait", 0)
+    monkeypatch.setattr(config, "retry_max", 0)
+
+
+def run(queue, site, clock, **kw):
+    writer = StatementWriter(site, BATCH, ancestors_of, **kw)
+    return write_approved(queue, writer, batch_size=5, worker="test", clock=clock, max_attempts=5)
+
+
+def retry_at(queue):
+    with queue.engine.connect() as conn:
+        return conn.execute(select(candidates.c.retry_after)).scalar()
+
+
+def wbsetclaims(wiki):
+    return [r for r in wiki.requests if r.action == "wbsetclaim"]
+
+
+def test_a_short_maxlag_is_waited_out_by_pywikibot(wiki, site, queue, clock, fast_retries) -> None:
+    # Retry-After 0: pywikibot honours the header for every later request, and we do not
+    # want the test to sleep.
+    fault = wiki.faults.add("wbsetclaim", "maxlag", lag=7, retry_after=0)
+    approve(queue, 10004, "Q146")
+    counters = run(queue, site, clock)
+    assert fault.fired == 1 and len(wbsetclaims(wiki)) == 2
+    assert all(r.params["maxlag"] == "5" for r in wbsetclaims(wiki))
+    assert counters.written == 1 and targets(depicts_on_wiki(wiki, 10004)) == ["Q146"]
+
+
+def test_lasting_maxlag_is_retried_later_with_growing_delays(wiki, site, queue, clock, fast_retries) -> None:
+    wiki.faults.add("wbsetclaim", "maxlag", times=None, lag=30, retry_after=0)
+    approve(queue, 10004, "Q146")
+
+    first = run(queue, site, clock)
+    assert first.retrying == {"maxlag": 1} and first.written == 0
+    assert states(queue)[(10004, "Q146")] == "approved"
+    delay1 = retry_at(queue) - T0
+    assert run(queue, site, clock).claimed == 0  # not before its retry time
+
+    clock.advance(delay1.total_seconds())
+    run(queue, site, clock)
+    delay2 = retry_at(queue) - clock.now
+    assert delay2 > delay1 >= timedelta(seconds=30)
+
+    wiki.faults.clear()
+    clock.advance(delay2.total_seconds())
+    assert run(queue, site, clock).written == 1
+    assert [r["outcome"] for r in edit_rows(queue)] == ["failed", "failed", "written"]
+    assert edit_rows(queue)[0]["error"].startswith("maxlag")
+    assert len(wiki.edits) == 1
+
+
+@pytest.mark.parametrize("error", ["http500", "http503"])
+def test_server_errors_after_pywikibots_retries_are_transient(wiki, site, queue, clock, fast_retries,
+                                                             error) -> None:
+    fault = wiki.faults.add("wbsetclaim", error, times=None)
+    approve(queue, 10004, "Q146")
+    counters = run(queue, site, clock)
+    assert fault.fired == 2  # pywikibot's own retry, then it gave up
+    assert sum(counters.retrying.values()) == 1
+    (row,) = edit_rows(queue)
+    assert row["outcome"] == "failed" and row["error"].startswith("server")
+    assert states(queue)[(10004, "Q146")] == "approved" and retry_at(queue) > T0
+    assert wiki.edits == []
+
+
+def test_a_stale_token_is_refreshed_by_pywikibot(wiki, site, queue, clock) -> None:
+    fault = wiki.faults.add("wbsetclaim", "badtoken")
+    approve(queue, 10004, "Q146")
+    counters = run(queue, site, clock)
+    assert fault.fired == 1 and len(wbsetclaims(wiki)) == 2
+    tokens = [r.params["token"] for r in wbsetclaims(wiki)]
+    assert tokens[0] != tokens[1]  # the retry used the new token
+    assert counters.written == 1 and len(wiki.edits) == 1
+
+
+def test_an_edit_conflict_is_retried_with_a_fresh_read(wiki, site, queue, clock) -> None:
+    wiki.faults.add("wbsetclaim", "editconflict")
+    approve(queue, 10004, "Q146")
+    counters = run(queue, site, clock)
+    assert counters.retrying == {"editconflict": 1} and wiki.edits == []
+    conflicting = wiki.store.entity_page("M10004").latest
+    assert conflicting.user == "Concurrent Editor"
+
+    clock.advance(3600)
+    assert run(queue, site, clock).written == 1
+    (edit,) = wiki.edits
+    assert edit.baserevid == conflicting.revid  # re-read, not the stale revision
+    assert states(queue)[(10004, "Q146")] == "written"
+
+
+def test_a_refused_edit_is_left_for_a_human_with_the_error(wiki, site, queue, clock) -> None:
+    approve(queue, 10004, "Q146")
+    counters = run(queue, site, clock, tags=["not-a-tag"])
+    assert counters.failed == {"tags-apply-not-allowed-one": 1}
+    assert states(queue)[(10004, "Q146")] == "write_failed"
+    (row,) = edit_rows(queue)
+    assert 'The tag "not-a-tag" is not allowed' in row["error"]
+    clock.advance(10 ** 6)
+    assert run(queue, site, clock).claimed == 0  # never retried by itself
+
+
+def test_transient_failures_end_as_write_failed_after_max_attempts(wiki, site, queue, clock,
+                                                                  fast_retries) -> None:
+    wiki.faults.add("wbsetclaim", "readonly", times=None)
+    approve(queue, 10004, "Q146")
+    writer = StatementWriter(site, BATCH, ancestors_of)
+    for _ in range(2):
+        write_approved(queue, writer, batch_size=5, worker="test", clock=clock, max_attempts=2)
+        clock.advance(10 ** 5)
+    assert states(queue)[(10004, "Q146")] == "write_failed"
+    assert [r["outcome"] for r in edit_rows(queue)] == ["failed", "failed"]
+    assert wiki.edits == []
+
+
+def test_a_lost_answer_is_recovered_from_the_history_not_written_again(
+        wiki, site, queue, clock, fast_retries, monkeypatch) -> None:
+    """The server applies the write after the client gave up waiting: the next attempt
+    finds the bot's own statement in the history and records it instead of adding another."""
+    from pywikibot import config
+
+    monkeypatch.setattr(config, "socket_timeout", (3, 0.5))
+    wiki.faults.add("wbsetclaim", "timeout", times=None, seconds=1.5)
+    approve(queue, 10004, "Q146")
+    assert run(queue, site, clock).retrying == {"server": 1}
+
+    deadline = time.monotonic() + 10
+    while len(wiki.edits) < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    wiki.faults.clear()
+    (late,) = wiki.edits  # the first request, applied late; its resend met a stale baserevid
+    writes_before = wiki.write_count()
+
+    clock.advance(3600)
+    assert run(queue, site, clock).written == 1
+    assert wiki.write_count() == writes_before  # recorded, not written again
+    assert targets(depicts_on_wiki(wiki, 10004)) == ["Q146"]
+    row = edit_rows(queue)[-1]
+    assert (row["outcome"], row["revid"], row["statement_id"]) == (
+        "written", late.new_revid, late.claim["id"])
+
+
+# -- the mapping itself -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code, kind", [
+    ("maxlag", wo.TRANSIENT), ("ratelimited", wo.TRANSIENT), ("readonly", wo.TRANSIENT),
+    ("editconflict", wo.TRANSIENT), ("badtoken", wo.TRANSIENT), ("no-such-entity", wo.TRANSIENT),
+    ("internal_api_error_DBQueryError", wo.TRANSIENT),
+    ("protectedpage", wo.PERMANENT), ("permissiondenied", wo.PERMANENT),
+    ("abusefilter-disallowed", wo.PERMANENT), ("tags-apply-not-allowed-one", wo.PERMANENT),
+    ("modification-failed", wo.PERMANENT), ("some-new-error", wo.PERMANENT),
+    ("blocked", wo.FATAL), ("autoblocked", wo.FATAL), ("assertuserfailed", wo.FATAL),
+])
+def test_api_error_codes_are_sorted(code, kind) -> None:
+    from pywikibot.exceptions import APIError
+
+    found = wo.classify(APIError(code, "some info"))
+    assert found is not None and found.kind == kind
+    assert found.reason == f"{code}: some info"
+
+
+def test_pywikibot_exceptions_are_sorted() -> None:
+    from pywikibot import exceptions as pe
+
+    assert wo.classify(pe.MaxlagTimeoutError("lag")).kind == wo.TRANSIENT
+    assert wo.classify(pe.ApiTimeoutError("retries")).kind == wo.TRANSIENT
+    assert wo.classify(pe.ServerError("502")).kind == wo.TRANSIENT
+    assert wo.classify(ConnectionError("refused")).kind == wo.TRANSIENT
+    assert wo.classify(pe.NoUsernameError("no account")).kind == wo.FATAL
+    assert wo.classify(pe.UserRightsError("no edit right")).kind == wo.FATAL
+    assert wo.classify(ValueError("a bug")) is None
+
+
+def test_retry_delays_grow_with_attempts_up_to_a_cap() -> None:
+    from pywikibot.exceptions import APIError
+
+    delays = [wo.failure_for(APIError("maxlag", "lagged"), attempts).retry_after for attempts in range(12)]
+    assert delays[0] == wo.BASE_DELAY_S["maxlag"]
+    assert all(a < b for a, b in zip(delays[:5], delays[1:6], strict=True))
+    assert max(delays) == wo.MAX_RETRY_S
+    assert wo.failure_for(APIError("editconflict", "x")).retry_after < delays[0]
+
+
+def test_permanent_and_fatal_and_unknown_failures() -> None:
+    from pywikibot.exceptions import APIError
+
+    assert wo.failure_for(APIError("protectedpage", "protected")) == Failed(
+        "protectedpage: protected", retry_after=None)
+    with pytest.raises(wo.WriteStopped, match="blocked"):
+        wo.failure_for(APIError("blocked", "You have been blocked"))
+    with pytest.raises(KeyError):
+        wo.failure_for(KeyError("a bug is not a wiki failure"))
+
+
+def test_a_blocked_bot_stops_the_run_and_keeps_the_approval(wiki, site, queue, clock, monkeypatch) -> None:
+    from pywikibot.exceptions import APIError
+
+    approve(queue, 10004, "Q146")
+    writer = StatementWriter(site, BATCH, ancestors_of)
+
+    def blocked(*args, **kwargs):
+        raise APIError("blocked", "You have been blocked from editing.")
+
+    monkeypatch.setattr(type(site), "addClaim", blocked)
+    with pytest.raises(wo.WriteStopped):
+        write_approved(queue, writer, batch_size=5, worker="test", clock=clock)
+    assert states(queue)[(10004, "Q146")] == "approved" and edit_rows(queue) == []

@@ -1,0 +1,157 @@
+"""The queue side of ``revert --batch``: what a batch wrote, and recording the reverts.
+
+Standalone functions over a :class:`~wikivel_bot.queue.store.Store` until they are folded
+into it as methods of the same names (``written_statements``, ``mark_reverted``,
+``record_revert_problem``); :class:`RevertQueue` offers them with that method shape already,
+so callers do not change when that happens.
+
+A revert's audit rows go under the *original* batch id, so ``audit --batch`` shows each
+statement's write and its removal together, and running the revert again finds only what is
+still ``written``.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterator, List, Optional
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql import Select
+
+from wikivel_bot.core import states
+from wikivel_bot.errors import DatabaseUnavailable, IllegalTransition, NotFound
+from wikivel_bot.queue.engine import redacted_url
+from wikivel_bot.queue.rows import to_db_time, utcnow
+from wikivel_bot.queue.tables import candidates, edits, files
+from wikivel_bot.types import CandidateState, EditOutcome
+
+# Revert problems are stored as edits rows of these outcomes, their reason prefixed so they
+# are not mistaken for the write's own skips and failures.
+REVERT_PREFIX = "revert: "
+
+
+@dataclass(frozen=True)
+class WrittenStatement:
+    """A statement a batch wrote that is still recorded as on the wiki (``written``)."""
+
+    candidate_id: int
+    page_id: int
+    title: str
+    qid: str
+    prominent: bool
+    statement_id: str
+    revid: int
+
+
+def written_statements(store: object, batch_id: str) -> List[WrittenStatement]:
+    """The statements ``batch_id`` wrote whose pairs are still ``written``, oldest first.
+
+    :param store: a ``Store`` (its engine is used).
+    :raises NotFound: the batch has no audit row at all (a mistyped id).
+    """
+    engine: Engine = store.engine  # type: ignore[attr-defined]
+    query = (
+        select(candidates.c.id, files.c.page_id, files.c.title, candidates.c.qid,
+               candidates.c.prominent, edits.c.statement_id, edits.c.revid)
+        .join(candidates, candidates.c.id == edits.c.candidate_id)
+        .join(files, files.c.id == candidates.c.file_id)
+        .where(edits.c.batch_id == batch_id, edits.c.outcome == EditOutcome.WRITTEN.value,
+               candidates.c.state == CandidateState.WRITTEN.value,
+               edits.c.statement_id.is_not(None))
+        .order_by(edits.c.id)
+    )
+    with _begin(engine) as conn:
+        rows = conn.execute(query).all()
+        if not rows and conn.execute(
+            select(edits.c.id).where(edits.c.batch_id == batch_id).limit(1)
+        ).first() is None:
+            raise NotFound(f"no batch {batch_id!r} in the audit trail")
+    return [
+        WrittenStatement(candidate_id=int(r.id), page_id=int(r.page_id), title=r.title, qid=r.qid,
+                         prominent=bool(r.prominent), statement_id=r.statement_id,
+                         revid=int(r.revid or 0))
+        for r in rows
+    ]
+
+
+def mark_reverted(store: object, candidate_id: int, batch_id: str, revid: int,
+                  statement_id: str = "", started_at: Optional[datetime] = None) -> CandidateState:
+    """Move a pair ``written`` → ``reverted`` and add a ``reverted`` edits row.
+
+    :param revid: the revision that removed the statement.
+    :raises IllegalTransition: the pair is not ``written`` (reverted already, or never written).
+    """
+    engine: Engine = store.engine  # type: ignore[attr-defined]
+    now = utcnow()
+    with _begin(engine) as conn:
+        row = conn.execute(_for_update(engine, select(candidates.c.state).where(
+            candidates.c.id == candidate_id))).first()
+        if row is None:
+            raise NotFound(f"no candidate {candidate_id}")
+        current = CandidateState(row.state)
+        if CandidateState.REVERTED not in states.CANDIDATE_MOVES[current]:
+            raise IllegalTransition(f"candidate {candidate_id} is {current.value}, not written")
+        conn.execute(update(candidates).where(candidates.c.id == candidate_id).values(
+            state=CandidateState.REVERTED.value, claimed_by=None, claimed_at=None, updated_at=now))
+        conn.execute(insert(edits).values(
+            candidate_id=candidate_id, batch_id=batch_id, outcome=EditOutcome.REVERTED.value,
+            revid=revid, statement_id=statement_id or None, error=None, attempt=1,
+            started_at=to_db_time(started_at) or now, finished_at=now))
+    return CandidateState.REVERTED
+
+
+def record_revert_problem(store: object, candidate_id: int, batch_id: str, outcome: EditOutcome,
+                          reason: str, started_at: Optional[datetime] = None) -> None:
+    """Keep a revert that was left alone (``skipped``) or failed (``failed``) in the audit
+    trail; the pair stays ``written``.
+
+    :param reason: why (stored as ``revert: <reason>``).
+    """
+    if outcome not in (EditOutcome.SKIPPED, EditOutcome.FAILED):
+        raise ValueError(f"a revert problem is skipped or failed, not {outcome.value}")
+    engine: Engine = store.engine  # type: ignore[attr-defined]
+    now = utcnow()
+    with _begin(engine) as conn:
+        conn.execute(insert(edits).values(
+            candidate_id=candidate_id, batch_id=batch_id, outcome=outcome.value, revid=None,
+            statement_id=None, error=REVERT_PREFIX + reason, attempt=1,
+            started_at=to_db_time(started_at) or now, finished_at=now))
+
+
+class RevertQueue:
+    """The functions above as methods of one store (the shape ``Store`` will have)."""
+
+    def __init__(self, store: object) -> None:
+        self.store = store
+
+    def written_statements(self, batch_id: str) -> List[WrittenStatement]:
+        return written_statements(self.store, batch_id)
+
+    def mark_reverted(self, candidate_id: int, batch_id: str, revid: int, statement_id: str = "",
+                      started_at: Optional[datetime] = None) -> CandidateState:
+        return mark_reverted(self.store, candidate_id, batch_id, revid, statement_id, started_at)
+
+    def record_revert_problem(self, candidate_id: int, batch_id: str, outcome: EditOutcome,
+                              reason: str, started_at: Optional[datetime] = None) -> None:
+        record_revert_problem(self.store, candidate_id, batch_id, outcome, reason, started_at)
+
+
+@contextmanager
+def _begin(engine: Engine) -> Iterator[Connection]:
+    try:
+        conn = engine.connect()
+    except DBAPIError as exc:
+        raise DatabaseUnavailable(f"cannot connect to {redacted_url(engine)}: {exc.orig}") from None
+    with conn, conn.begin():
+        yield conn
+
+
+def _for_update(engine: Engine, query: Select) -> Select:
+    # SQLite has no row locks (BEGIN IMMEDIATE serialises writers); servers lock the row.
+    if engine.dialect.name == "sqlite":
+        return query
+    return query.with_for_update()
