@@ -104,5 +104,22 @@ CREATE INDEX ix_edits_candidate_id ON edits (candidate_id);
 
 INSERT INTO alembic_version (version_num) VALUES ('0001') RETURNING alembic_version.version_num;
 
+-- Running upgrade 0001 -> 0002
+
+CREATE TABLE daemon_state (
+    name VARCHAR(64) NOT NULL, 
+    value JSON NOT NULL, 
+    updated_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+    CONSTRAINT pk_daemon_state PRIMARY KEY (name)
+);
+
+CREATE INDEX ix_files_uploaded_at ON files (uploaded_at);
+
+CREATE INDEX ix_files_updated_at ON files (updated_at);
+
+CREATE INDEX ix_edits_finished_at ON edits (finished_at);
+
+UPDATE alembic_version SET version_num='0002' WHERE alembic_version.version_num = '0001';
+
 COMMIT;
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from wikivel_bot.commons.filters import reason_kind
 from wikivel_bot.commons.outcomes import Deferred, FetchOutcome, Ineligible, Unavailable
+from wikivel_bot.events import event
 from wikivel_bot.types import Cursor, FileState, FileWork, MediaFile, Upload
 
 # Claims of one file before a transient failure (the media server failing) is given up on.
@@ -74,6 +75,10 @@ class QueueStore(Protocol):
     def mark_unavailable(self, file_id: int, reason: str) -> None: ...
 
     def mark_ineligible(self, file_id: int, reason: str) -> None: ...
+
+    def rejected_items(self, file_id: int) -> AbstractSet[str]: ...
+
+    def save_candidates(self, file_id: int, proposed: Sequence[object]) -> int: ...
 
 
 @dataclass
@@ -156,7 +161,11 @@ def poll_once(store: QueueStore, poller: Poller, since: Optional[datetime] = Non
     start = Cursor(since, 0) if since is not None else store.get_cursor(poller.source)
     counters = PollCounters()
     for batch in poller.batches(start):
-        counters.add(_enqueue_batch(store, poller.source, batch))
+        done = _enqueue_batch(store, poller.source, batch)
+        counters.add(done)
+        event("poll", "batch", read=done.read, enqueued=done.enqueued,
+              ineligible=sum(done.ineligible.values()), known=done.known,
+              cursor=f"{batch.cursor.timestamp:%Y-%m-%dT%H:%M:%S}Z/{batch.cursor.log_id}")
     return counters
 
 
@@ -216,17 +225,127 @@ def _record(store: QueueStore, work: FileWork, outcome: FetchOutcome, counters: 
     if isinstance(outcome, MediaFile):
         store.mark_fetched(work.id, outcome)
         counters.fetched += 1
+        event("fetch", "fetched", file=work.mid, depicts=len(outcome.depicts))
     elif isinstance(outcome, Unavailable):
         store.mark_unavailable(work.id, outcome.reason)
         counters.unavailable[reason_kind(outcome.reason)] += 1
+        event("fetch", "unavailable", file=work.mid, reason=outcome.reason)
     elif isinstance(outcome, Ineligible):
         store.mark_ineligible(work.id, outcome.reason)
         counters.ineligible[reason_kind(outcome.reason)] += 1
+        event("fetch", "ineligible", file=work.mid, reason=outcome.reason)
     elif work.attempts >= max_attempts:
         why = f"gave up after {work.attempts} attempts: {outcome.reason}"
         store.mark_unavailable(work.id, why)
         counters.unavailable[reason_kind(why)] += 1
+        event("fetch", "unavailable", file=work.mid, reason=why)
     else:
         # Left claimed on purpose: the claim's lease (db.claim_lease_s) is the back-off
         # before another worker, or this one, tries the file again.
         counters.deferred += 1
+        event("fetch", "deferred", file=work.mid, reason=outcome.reason)
+
+
+class ThumbnailsPort(Protocol):
+    """Downloads thumbnails (``commons.thumbnails.ThumbnailClient``)."""
+
+    def get_many(self, urls: Sequence[str]) -> Mapping[str, object]: ...
+
+
+class LinkPort(Protocol):
+    """Links (file, bytes) pairs (``linker.link.link_files`` with its linker and rules bound).
+
+    Returns one outcome per input in order: an object with ``candidates`` (linked) or with
+    ``reason`` (this file could not be linked; the batch goes on).
+    """
+
+    def __call__(self, files: Sequence[Tuple[MediaFile, bytes]],
+                 rejected: Mapping[int, AbstractSet[str]]) -> Sequence[object]: ...
+
+
+@dataclass
+class LinkCounters:
+    """What one link round did."""
+
+    claimed: int = 0
+    linked: int = 0
+    candidates: int = 0
+    unavailable: Counter = field(default_factory=Counter)
+    deferred: int = 0
+
+    def add(self, other: "LinkCounters") -> None:
+        self.claimed += other.claimed
+        self.linked += other.linked
+        self.candidates += other.candidates
+        self.unavailable.update(other.unavailable)
+        self.deferred += other.deferred
+
+    def lines(self) -> List[str]:
+        out = [f"{self.claimed} files claimed", f"{self.linked} linked",
+               f"{self.candidates} candidates proposed",
+               f"{sum(self.unavailable.values())} unavailable"]
+        out += [f"    {n} {kind}" for kind, n in sorted(self.unavailable.items()) if n]
+        out.append(f"{self.deferred} deferred (to be tried again)")
+        return out
+
+
+def link_pending(
+    store: QueueStore, thumbnails: ThumbnailsPort, link: LinkPort, limit: int, worker: str,
+    max_attempts: int = MAX_FETCH_ATTEMPTS,
+) -> LinkCounters:
+    """Claim up to ``limit`` fetched files, download their thumbnails, link and save.
+
+    Rejected (file, item) pairs are passed to the linker so they are never proposed again.
+    A corrupt or vanished thumbnail marks only that file unavailable; a media-server failure
+    leaves the file claimed (its lease is the back-off) until ``max_attempts``.
+
+    :param link: see :class:`LinkPort`.
+    :param worker: this worker's name (claims carry it).
+    """
+    from wikivel_bot.errors import FileUnavailable
+
+    works = [w for w in store.claim_files(FileState.FETCHED, max(0, limit), worker)]
+    counters = LinkCounters(claimed=len(works))
+    pending = {w.id: w for w in works}
+    try:
+        ready: List[Tuple[FileWork, MediaFile, bytes]] = []
+        urls = [w.media.thumb_url for w in works if w.media is not None and w.media.thumb_url]
+        fetched = thumbnails.get_many(urls) if urls else {}
+        for work in works:
+            media = work.media
+            got = fetched.get(media.thumb_url) if media is not None and media.thumb_url else None
+            if media is None or not media.thumb_url:
+                _unavailable(store, work, "no thumbnail: the fetcher found no thumbnail URL", counters)
+            elif isinstance(got, bytes):
+                ready.append((work, media, got))
+                continue
+            elif isinstance(got, FileUnavailable):
+                _unavailable(store, work, str(got), counters)
+            elif work.attempts >= max_attempts:
+                _unavailable(store, work, f"gave up after {work.attempts} attempts: {got}", counters)
+            else:
+                counters.deferred += 1  # left claimed: the lease is the back-off
+            pending.pop(work.id, None)
+        rejected = {media.page_id: store.rejected_items(work.id) for work, media, _ in ready}
+        outcomes = link([(media, data) for _, media, data in ready], rejected) if ready else []
+        for (work, _, _), outcome in zip(ready, outcomes):
+            found = getattr(outcome, "candidates", None)
+            if found is None:
+                _unavailable(store, work, str(getattr(outcome, "reason", "linker gave no result")), counters)
+            else:
+                saved = store.save_candidates(work.id, list(found))
+                counters.candidates += saved
+                counters.linked += 1
+                event("link", "linked", file=work.mid, candidates=saved,
+                      top=found[0].qid if found else None)
+            pending.pop(work.id, None)
+    finally:
+        if pending:
+            store.release_files(list(pending))
+    return counters
+
+
+def _unavailable(store: QueueStore, work: FileWork, reason: str, counters: LinkCounters) -> None:
+    store.mark_unavailable(work.id, reason)
+    counters.unavailable[reason_kind(reason)] += 1
+    event("link", "unavailable", file=work.mid, reason=reason)

@@ -23,6 +23,7 @@ class CliContext:
     verbose: int = 0
     _settings: Optional[Settings] = None
     _store: Any = None
+    _site: Any = None
 
     @property
     def settings(self) -> Settings:
@@ -44,6 +45,34 @@ class CliContext:
             if check_schema:
                 self._store.check_schema()
         return self._store
+
+    def site(self) -> Any:
+        """The pywikibot site from ``settings.site`` (pywikibot is imported here, lazily)."""
+        if self._site is None:
+            from wikivel_bot.commons.site import open_site
+
+            self._site = open_site(self.settings.site)
+        return self._site
+
+    def label_set(self) -> Any:
+        """The label set of ``linker.labels_dir``, or the starter set shipped with the package."""
+        from wikivel_bot.labels import default_label_set, load_label_set
+
+        labels_dir = self.settings.linker.labels_dir
+        return load_label_set(labels_dir) if labels_dir else default_label_set(labels_dir)
+
+    def linker(self, progress: bool = True) -> Any:
+        """The configured linker with its label index attached (torch is imported here).
+
+        The index is built once per (linker, weights, label set) and cached under
+        ``linker.cache_dir``; later calls and other processes reuse it.
+        """
+        from wikivel_bot.linker import create_linker
+
+        settings = self.settings.linker
+        linker = create_linker(settings.name, settings)
+        linker.attach(self.label_set(), settings.cache_dir, progress=progress)
+        return linker
 
     def close(self) -> None:
         if self._store is not None:

@@ -13,12 +13,18 @@ from wikivel_bot.cli.context import CliContext
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
 def status(obj: CliContext, as_json: bool) -> None:
-    """Show the queue: files and candidates by state, and the poll cursors."""
+    """Show the queue: files and candidates by state, the poll cursors, the daemon (running?
+    writing paused and why?), throughput of the last hour, the lag behind uploads and recent
+    errors."""
+    from wikivel_bot.queue import monitor
     from wikivel_bot.queue.engine import redacted_url
 
     store = obj.store()
     counts = store.counts()
     cursors = store.all_cursors()
+    daemon = monitor.get_states(store)
+    activity = monitor.activity(store)
+    problems = monitor.recent_file_problems(store, limit=5)
     if as_json:
         doc = {
             "database": redacted_url(store.engine),
@@ -27,6 +33,9 @@ def status(obj: CliContext, as_json: bool) -> None:
             "cursors": {
                 s: {"timestamp": c.timestamp.isoformat(), "log_id": c.log_id} for s, c in cursors.items()
             },
+            "daemon": daemon,
+            "last_hour": activity,
+            "recent_file_problems": problems,
         }
         click.echo(json.dumps(doc, indent=2, sort_keys=True))
         return
@@ -41,6 +50,39 @@ def status(obj: CliContext, as_json: bool) -> None:
         click.echo("  (none yet: nothing polled)")
     for source, cursor in cursors.items():
         click.echo(f"  {source}: {cursor.timestamp.isoformat()}Z log id {cursor.log_id}")
+    _print_daemon(daemon)
+    edits = ", ".join(f"{n} {outcome}" for outcome, n in sorted(activity["edits"].items())) or "none"
+    click.echo(f"last hour: {activity['files_linked']} files linked, "
+               f"{activity['files_unavailable']} unavailable; edits: {edits}")
+    waiting = activity["waiting"]
+    if waiting:
+        click.echo(f"lag: {waiting} files waiting to be linked, the oldest uploaded {activity['oldest_waiting']}")
+    else:
+        click.echo("lag: nothing waiting to be linked")
+    for problem in problems:
+        click.echo(f"  unavailable {problem['file']} {problem['title']}: {problem['reason']}")
+
+
+def _print_daemon(daemon: dict) -> None:
+    info = daemon.get("daemon")
+    if not info:
+        click.echo("daemon: never started on this queue")
+        return
+    state = "running" if info.get("running") else f"stopped {info.get('stopped_at', '')}"
+    beat = daemon.get("heartbeat", {}).get("at", "")
+    click.echo(f"daemon: {state} ({info.get('worker', '?')}, last heartbeat {beat or 'none'})")
+    click.echo(f"  linker {info.get('linker')} {info.get('linker_version', '')}, "
+               f"dry run: {info.get('dry_run')}, writing: {info.get('writing')}")
+    for warning in info.get("warnings", []):
+        click.echo(f"  note: {warning}")
+    writing = daemon.get("writing")
+    if writing and writing.get("paused"):
+        click.echo(f"  writing PAUSED since {writing.get('at')}: {writing.get('reason')}")
+    poll = daemon.get("poll")
+    if poll:
+        click.echo(f"  last poll {poll.get('at')}: {poll.get('read')} read, {poll.get('enqueued')} enqueued")
+    for error in daemon.get("errors", {}).get("items", [])[-5:]:
+        click.echo(f"  error {error['at']} {error['stage']}: {error['message']}")
 
 
 @click.group("config")

@@ -42,6 +42,7 @@ from wikivel_bot import __version__
 from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of, parse_entity
 from wikivel_bot.commons.write_outcomes import WriteStopped, failure_for
 from wikivel_bot.core.edit_rules import MAX_HOPS, AncestorLookup, edit_summary, plan_edit
+from wikivel_bot.events import event
 from wikivel_bot.errors import WikiError
 from wikivel_bot.types import ApprovedEdit, CandidateState, DryRun, Failed, MediaFile, Skipped, Written
 
@@ -382,5 +383,8 @@ def write_approved(store: WriteQueue, writer: StatementWriter, *, batch_size: in
             state = store.record_edit(edit.candidate_id, writer.batch_id, outcome, started,
                                       max_attempts)
             counters.add(outcome, state)
+            event("write", type(outcome).__name__.lower(), file=edit.mid, item=edit.qid,
+                  batch=writer.batch_id, state=state.value, revid=getattr(outcome, "revid", None),
+                  reason=getattr(outcome, "reason", None))
             done += 1
     return counters

@@ -78,6 +78,9 @@ files = Table(
     Column("updated_at", DateTime, nullable=False),
     Index("ix_files_state_id", "state", "id"),
     Index("ix_files_title", "title"),
+    # Review filters and the daemon's "files handled in the last hour".
+    Index("ix_files_uploaded_at", "uploaded_at"),
+    Index("ix_files_updated_at", "updated_at"),
     **MYSQL_TABLE_OPTIONS,
 )
 
@@ -138,6 +141,7 @@ edits = Table(
     Column("started_at", DateTime, nullable=False),
     Column("finished_at", DateTime, nullable=False),
     Index("ix_edits_batch_id", "batch_id"),
+    Index("ix_edits_finished_at", "finished_at"),
     Index("ix_edits_candidate_id", "candidate_id"),
     **MYSQL_TABLE_OPTIONS,
 )
@@ -148,6 +152,17 @@ cursors = Table(
     Column("source", String(64), primary_key=True),
     Column("timestamp", DateTime, nullable=False),
     Column("log_id", BigInteger, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+# What the daemon reports about itself for `status` run from another process: writing
+# paused and why, last poll, recent errors. One JSON document per name.
+daemon_state = Table(
+    "daemon_state",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", JSON, nullable=False),
     Column("updated_at", DateTime, nullable=False),
     **MYSQL_TABLE_OPTIONS,
 )

@@ -1,0 +1,256 @@
+"""``wikivel-bot run``: the daemon that keeps up with Commons.
+
+APScheduler 3.x runs four jobs — poll, fetch+link, write, maintenance — each at most once at
+a time (``max_instances=1``), missed runs coalesced. Every job takes its work from the queue
+and commits each result before the next, so a kill -9 at any moment and a restart resume
+without loss or duplication, and several daemons can share one PostgreSQL/MariaDB queue
+(work is claimed, never double-processed).
+
+Signals: the first SIGTERM/SIGINT lets the job in progress finish its current item and
+exits cleanly; a second one exits at once. Before each write batch the stop page is read;
+anything but the "run" text pauses writing (and says why in `status`).
+
+Like ``cli/``, this module builds the site, the linker and the writer from Settings
+(lazily, so pywikibot and torch load only when the daemon starts).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, Optional
+
+from wikivel_bot.config import Settings
+from wikivel_bot.errors import WikivelError
+from wikivel_bot.events import event
+
+log = logging.getLogger("wikivel_bot.daemon")
+
+# A stage round claims at most this many items before the job yields, so a stop request
+# or a pause is noticed within one batch.
+ROUND_LIMIT = 200
+
+
+@dataclass
+class Parts:
+    """The daemon's stages as callables over the queue (built by :func:`build_parts`).
+
+    ``write`` is None when writing is off (neither enabled nor a dry run).
+    """
+
+    store: Any
+    poll: Callable[[], Any]
+    fetch: Callable[[int], Any]
+    link: Callable[[int], Any]
+    write: Optional[Callable[[int], Any]]
+    stop_check: Callable[[], Any]
+    maintenance: Callable[[], None]
+    description: Dict[str, Any]
+
+
+class Daemon:
+    """Schedules the stages and handles stop requests. ``run()`` blocks until stopped."""
+
+    def __init__(self, settings: Settings, parts: Parts, write_interval_s: float) -> None:
+        self.settings = settings
+        self.parts = parts
+        self.write_interval_s = write_interval_s
+        self.stopping = threading.Event()
+        self._signals = 0
+        self.worker = f"daemon:{socket.gethostname()}:{os.getpid()}"
+
+    # -- jobs --------------------------------------------------------------------------
+
+    def poll_job(self) -> None:
+        counters = self._guard("poll", self.parts.poll)
+        if counters is not None:
+            cursor = counters.cursor
+            self._state("poll", {
+                "read": counters.read, "enqueued": counters.enqueued,
+                "cursor": cursor.timestamp.isoformat() if cursor else None,
+                "at": _now_iso(),
+            })
+
+    def link_job(self) -> None:
+        handled = 0
+        batch = max(1, self.settings.linker.batch_size)
+        while not self.stopping.is_set() and handled < ROUND_LIMIT:
+            fetched = self._guard("fetch", lambda: self.parts.fetch(self.settings.fetch.batch_size))
+            if self.stopping.is_set():
+                break
+            linked = self._guard("link", lambda: self.parts.link(batch))
+            claimed = (fetched.claimed if fetched else 0) + (linked.claimed if linked else 0)
+            handled += claimed
+            if claimed == 0:
+                break
+
+    def write_job(self) -> None:
+        if self.parts.write is None:
+            return
+        check = self._guard("stop-page", self.parts.stop_check)
+        if check is None or check.paused:
+            reason = check.reason if check is not None else "the stop page could not be checked"
+            self._state("writing", {"paused": True, "reason": reason, "at": _now_iso()})
+            event("write", "paused", level=logging.WARNING, reason=reason)
+            return
+        self._state("writing", {"paused": False, "reason": "", "at": _now_iso()})
+        for _ in range(max(1, self.settings.write.batch_size)):
+            if self.stopping.is_set():
+                return
+            counters = self._guard("write", lambda: self.parts.write(1))  # type: ignore[misc]
+            if counters is None or counters.claimed == 0:
+                return
+
+    def maintenance_job(self) -> None:
+        self._guard("maintenance", self.parts.maintenance)
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Start the scheduler, wait for a stop request, finish the current items, exit."""
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        self._install_signals()
+        scheduler = BackgroundScheduler(
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60},
+            timezone=timezone.utc,
+        )
+        now = datetime.now(timezone.utc)
+        s = self.settings
+        scheduler.add_job(self.poll_job, "interval", seconds=s.poll.interval_s, next_run_time=now, id="poll")
+        scheduler.add_job(self.link_job, "interval", seconds=s.daemon.link_interval_s, next_run_time=now, id="link")
+        if self.parts.write is not None:
+            scheduler.add_job(self.write_job, "interval", seconds=self.write_interval_s, next_run_time=now, id="write")
+        scheduler.add_job(self.maintenance_job, "interval", seconds=s.daemon.maintenance_interval_s, id="maintenance")
+        self._state("daemon", {**self.parts.description, "worker": self.worker, "started_at": _now_iso(),
+                               "running": True})
+        event("daemon", "started", worker=self.worker, **{k: v for k, v in self.parts.description.items()
+                                                             if isinstance(v, (str, int, float, bool))})
+        scheduler.start()
+        try:
+            while not self.stopping.wait(timeout=5):
+                self._state("heartbeat", {"worker": self.worker, "at": _now_iso()})
+        finally:
+            # Waits for the running jobs, which see `stopping` and end after their item.
+            scheduler.shutdown(wait=True)
+            self._state("daemon", {**self.parts.description, "worker": self.worker, "running": False,
+                                   "stopped_at": _now_iso()})
+            event("daemon", "stopped", worker=self.worker)
+
+    def request_stop(self) -> None:
+        self.stopping.set()
+
+    def _install_signals(self) -> None:
+        def handler(signum: int, _frame: Any) -> None:
+            self._signals += 1
+            if self._signals > 1:
+                event("daemon", "killed", level=logging.WARNING, signal=signal.Signals(signum).name)
+                os._exit(128 + signum)
+            event("daemon", "stopping", signal=signal.Signals(signum).name,
+                  note="finishing the current item; send again to exit at once")
+            self.stopping.set()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, handler)
+
+    def _guard(self, stage: str, call: Callable[[], Any]) -> Any:
+        """Run one stage; a failure is logged and remembered for `status`, never fatal."""
+        try:
+            return call()
+        except WikivelError as exc:
+            message = " ".join(str(exc).split())
+        except Exception as exc:  # noqa: BLE001 - the daemon must outlive a bad batch
+            log.exception("unexpected error in %s", stage)
+            message = f"{type(exc).__name__}: {exc}"
+        event(stage, "error", level=logging.ERROR, error=message)
+        try:
+            from wikivel_bot.queue import monitor
+
+            monitor.add_error(self.parts.store, stage, message)
+        except WikivelError:
+            pass  # the database itself is down: the log line above is all we can do
+        return None
+
+    def _state(self, name: str, value: Dict[str, Any]) -> None:
+        from wikivel_bot.queue import monitor
+
+        try:
+            monitor.set_state(self.parts.store, name, value)
+        except WikivelError as exc:
+            event("daemon", "error", level=logging.ERROR, error=f"cannot save {name} state: {exc}")
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
+    """Build the site, poller, fetcher, linker (model and label index loaded once) and,
+    when writing is on, the writer.
+
+    :param dry_run: pywikibot's ``simulate`` is switched on before the site exists, so no
+        write request can leave the process whatever happens later.
+    """
+    from wikivel_bot import pipeline
+    from wikivel_bot.commons import writer as w
+
+    if dry_run:
+        w.enable_dry_run()
+    from wikivel_bot.commons.fetcher import Fetcher
+    from wikivel_bot.commons.items import ItemClient
+    from wikivel_bot.commons.poller import UploadPoller
+    from wikivel_bot.commons.site import open_repo, open_site
+    from wikivel_bot.commons.stop_page import check_stop_page
+    from wikivel_bot.commons.thumbnails import ThumbnailClient
+    from wikivel_bot.labels import default_label_set, load_label_set
+    from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.link import link_files, rules_from_settings
+    from wikivel_bot.queue import monitor
+
+    worker = f"daemon:{socket.gethostname()}:{os.getpid()}"
+    site = open_site(settings.site)
+    poller = UploadPoller(site, settings.poll)
+    fetcher = Fetcher.from_settings(site, settings)
+    thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
+    labels_dir = settings.linker.labels_dir
+    label_set = load_label_set(labels_dir) if labels_dir else default_label_set(labels_dir)
+    linker = create_linker(settings.linker.name, settings.linker)
+    linker.attach(label_set, settings.linker.cache_dir, progress=False)
+    rules = rules_from_settings(settings.linker)
+
+    def run_linker(files: Any, rejected: Any) -> Any:
+        return link_files(linker, files, rules=rules, rejected=rejected)
+
+    write: Optional[Callable[[int], Any]] = None
+    writing = dry_run or settings.write.enabled
+    if writing:
+        repo = open_repo(settings.site, site)
+        lookup = w.hierarchy_lookup(label_set, ItemClient(repo, settings.site.languages))
+        writer = w.StatementWriter(site, w.new_batch_id(), lookup, repo=repo,
+                                   tags=settings.write.tags, dry_run=dry_run)
+
+        def write(limit: int) -> Any:
+            return w.write_approved(store, writer, batch_size=1, worker=worker,
+                                    max_attempts=settings.write.max_attempts, limit=limit)
+
+    description = linker.description
+    return Parts(
+        store=store,
+        poll=lambda: pipeline.poll_once(store, poller),
+        fetch=lambda n: pipeline.fetch_pending(store, fetcher, n, worker),
+        link=lambda n: pipeline.link_pending(store, thumbnails, run_linker, n, worker),
+        write=write,
+        stop_check=lambda: check_stop_page(site, settings.daemon.stop_page, settings.daemon.stop_run_text),
+        maintenance=lambda: monitor.maintain(store),
+        description={
+            "site": str(site), "dry_run": dry_run, "writing": writing,
+            "linker": description.name, "linker_version": description.version,
+            "warnings": list(description.warnings), "label_set": label_set.content_hash,
+            "stop_page": settings.daemon.stop_page,
+        },
+    )
