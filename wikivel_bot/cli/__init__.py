@@ -83,11 +83,14 @@ def _register() -> None:
     from wikivel_bot.cli import db as db_commands
     from wikivel_bot.cli import status as status_commands
     from wikivel_bot.cli import poll as poll_commands
+    from wikivel_bot.cli import labels as labels_commands
     from wikivel_bot.cli import review as review_commands
     from wikivel_bot.cli import export as export_commands
     from wikivel_bot.cli import audit as audit_commands
     from wikivel_bot.cli import write as write_commands
+    from wikivel_bot.cli import evaluate as evaluate_commands
 
+    main.add_command(labels_commands.labels)
     main.add_command(db_commands.db)
     main.add_command(status_commands.status)
     main.add_command(status_commands.config_command)
@@ -99,6 +102,8 @@ def _register() -> None:
     main.add_command(audit_commands.audit)
     main.add_command(write_commands.write)
     main.add_command(write_commands.revert)
+    main.add_command(evaluate_commands.evaluate)
+    main.add_command(evaluate_commands.human_eval)
 
 
 _register()
