@@ -63,6 +63,8 @@ class Daemon:
         self.stopping = threading.Event()
         self._signals = 0
         self.worker = f"daemon:{socket.gethostname()}:{os.getpid()}"
+        # One document per daemon (several may share a queue); `status` lists them all.
+        self.state_name = f"worker:{self.worker}"
 
     # -- jobs --------------------------------------------------------------------------
 
@@ -84,7 +86,9 @@ class Daemon:
             if self.stopping.is_set():
                 break
             linked = self._guard("link", lambda: self.parts.link(batch))
-            claimed = (fetched.claimed if fetched else 0) + (linked.claimed if linked else 0)
+            if fetched is None or linked is None:
+                break  # a failed stage is retried next round, not in a tight loop
+            claimed = fetched.claimed + linked.claimed
             handled += claimed
             if claimed == 0:
                 break
@@ -127,19 +131,21 @@ class Daemon:
         if self.parts.write is not None:
             scheduler.add_job(self.write_job, "interval", seconds=self.write_interval_s, next_run_time=now, id="write")
         scheduler.add_job(self.maintenance_job, "interval", seconds=s.daemon.maintenance_interval_s, id="maintenance")
-        self._state("daemon", {**self.parts.description, "worker": self.worker, "started_at": _now_iso(),
-                               "running": True})
+        started = _now_iso()
+        self._state(self.state_name, {**self.parts.description, "worker": self.worker, "started_at": started,
+                                      "running": True, "heartbeat": started})
         event("daemon", "started", worker=self.worker, **{k: v for k, v in self.parts.description.items()
                                                              if isinstance(v, (str, int, float, bool))})
         scheduler.start()
         try:
             while not self.stopping.wait(timeout=5):
-                self._state("heartbeat", {"worker": self.worker, "at": _now_iso()})
+                self._state(self.state_name, {**self.parts.description, "worker": self.worker,
+                                              "started_at": started, "running": True, "heartbeat": _now_iso()})
         finally:
             # Waits for the running jobs, which see `stopping` and end after their item.
             scheduler.shutdown(wait=True)
-            self._state("daemon", {**self.parts.description, "worker": self.worker, "running": False,
-                                   "stopped_at": _now_iso()})
+            self._state(self.state_name, {**self.parts.description, "worker": self.worker,
+                                          "started_at": started, "running": False, "stopped_at": _now_iso()})
             event("daemon", "stopped", worker=self.worker)
 
     def request_stop(self) -> None:

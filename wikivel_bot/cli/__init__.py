@@ -81,7 +81,11 @@ def _register() -> None:
     # Each module holds one command or command group; registering here keeps the list of
     # verbs in one place (docs/cli.md is checked against it by tests/test_docs.py).
     from wikivel_bot.cli import db as db_commands
+    from wikivel_bot.cli import link as link_commands
+    from wikivel_bot.cli import run as run_commands
     from wikivel_bot.cli import status as status_commands
+    from wikivel_bot.cli import suggest as suggest_commands
+    from wikivel_bot.cli import linkers as linkers_commands
     from wikivel_bot.cli import poll as poll_commands
     from wikivel_bot.cli import labels as labels_commands
     from wikivel_bot.cli import review as review_commands
@@ -89,11 +93,16 @@ def _register() -> None:
     from wikivel_bot.cli import audit as audit_commands
     from wikivel_bot.cli import write as write_commands
     from wikivel_bot.cli import evaluate as evaluate_commands
+    from wikivel_bot.cli import train as train_commands
 
     main.add_command(labels_commands.labels)
     main.add_command(db_commands.db)
+    main.add_command(link_commands.link)
+    main.add_command(run_commands.run)
     main.add_command(status_commands.status)
     main.add_command(status_commands.config_command)
+    main.add_command(suggest_commands.suggest)
+    main.add_command(linkers_commands.linkers)
     main.add_command(poll_commands.poll)
     main.add_command(poll_commands.fetch)
     main.add_command(review_commands.review)
@@ -104,6 +113,8 @@ def _register() -> None:
     main.add_command(write_commands.revert)
     main.add_command(evaluate_commands.evaluate)
     main.add_command(evaluate_commands.human_eval)
+    main.add_command(train_commands.dataset)
+    main.add_command(train_commands.train)
 
 
 _register()

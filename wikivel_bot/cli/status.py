@@ -64,25 +64,25 @@ def status(obj: CliContext, as_json: bool) -> None:
 
 
 def _print_daemon(daemon: dict) -> None:
-    info = daemon.get("daemon")
-    if not info:
+    workers = [v for k, v in sorted(daemon.items()) if k.startswith("worker:")]
+    if not workers:
         click.echo("daemon: never started on this queue")
-        return
-    state = "running" if info.get("running") else f"stopped {info.get('stopped_at', '')}"
-    beat = daemon.get("heartbeat", {}).get("at", "")
-    click.echo(f"daemon: {state} ({info.get('worker', '?')}, last heartbeat {beat or 'none'})")
-    click.echo(f"  linker {info.get('linker')} {info.get('linker_version', '')}, "
-               f"dry run: {info.get('dry_run')}, writing: {info.get('writing')}")
-    for warning in info.get("warnings", []):
-        click.echo(f"  note: {warning}")
+    for info in workers:
+        state = "running" if info.get("running") else f"stopped {info.get('stopped_at', '')}"
+        click.echo(f"daemon {info.get('worker', '?')}: {state} (started {info.get('started_at')}, "
+                   f"last heartbeat {info.get('heartbeat', 'none')})")
+        click.echo(f"  linker {info.get('linker')} {info.get('linker_version', '')}, "
+                   f"dry run: {info.get('dry_run')}, writing: {info.get('writing')}")
+        for warning in info.get("warnings", []):
+            click.echo(f"  note: {warning}")
     writing = daemon.get("writing")
     if writing and writing.get("paused"):
-        click.echo(f"  writing PAUSED since {writing.get('at')}: {writing.get('reason')}")
+        click.echo(f"writing PAUSED since {writing.get('at')}: {writing.get('reason')}")
     poll = daemon.get("poll")
     if poll:
-        click.echo(f"  last poll {poll.get('at')}: {poll.get('read')} read, {poll.get('enqueued')} enqueued")
+        click.echo(f"last poll {poll.get('at')}: {poll.get('read')} read, {poll.get('enqueued')} enqueued")
     for error in daemon.get("errors", {}).get("items", [])[-5:]:
-        click.echo(f"  error {error['at']} {error['stage']}: {error['message']}")
+        click.echo(f"error {error['at']} {error['stage']}: {error['message']}")
 
 
 @click.group("config")

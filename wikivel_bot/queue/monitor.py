@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Dict, List, Optional
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, select
 
 from wikivel_bot.queue.rows import utcnow
 from wikivel_bot.queue.store import Store
@@ -22,14 +22,25 @@ RECENT_ERRORS = 20
 
 
 def set_state(store: Store, name: str, value: Dict[str, Any]) -> None:
-    """Save one JSON document under ``name`` (upsert)."""
+    """Save one JSON document under ``name``; an atomic upsert, since several daemons may
+    write the shared documents (``writing``, ``errors``) at the same moment."""
     now = utcnow()
+    row = dict(name=name[:64], value=value, updated_at=now)
+    if store.backend == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    elif store.backend == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert  # type: ignore[assignment]
+    else:
+        from sqlalchemy.dialects.mysql import insert as mysql_insert
+
+        statement = mysql_insert(daemon_state).values(**row)
+        with store.transaction() as conn:
+            conn.execute(statement.on_duplicate_key_update(value=value, updated_at=now))
+        return
+    statement = dialect_insert(daemon_state).values(**row)
     with store.transaction() as conn:
-        done = conn.execute(
-            update(daemon_state).where(daemon_state.c.name == name).values(value=value, updated_at=now)
-        ).rowcount
-        if not done:
-            conn.execute(insert(daemon_state).values(name=name, value=value, updated_at=now))
+        conn.execute(statement.on_conflict_do_update(
+            index_elements=[daemon_state.c.name], set_=dict(value=value, updated_at=now)))
 
 
 def get_states(store: Store) -> Dict[str, Dict[str, Any]]:

@@ -93,8 +93,9 @@ candidates = Table(
     Column("score", Float, nullable=True),
     Column("rank", Integer, nullable=True),
     Column("linker", String(64), nullable=False, default=""),
-    Column("linker_version", String(64), nullable=False, default=""),
-    Column("labelset_hash", String(64), nullable=False, default=""),
+    # e.g. "naive-mlp/v1 ViT-B-32:laion2b_s34b_b79k ckpt:<sha12>" and "sha256:<64 hex>"
+    Column("linker_version", String(200), nullable=False, default=""),
+    Column("labelset_hash", String(100), nullable=False, default=""),
     Column("evidence", JSON, nullable=True),
     Column("state", String(20), nullable=False),
     Column("prominent", Integer, nullable=False, default=0),

@@ -1,0 +1,93 @@
+"""What every linker offers, whatever its model: the interface ``link.py`` and the CLI use.
+
+Kept free of torch so the baselines, the registry and ``wikivel-bot linkers`` work without it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Mapping, Optional, Protocol, Sequence, Tuple
+
+from wikivel_bot.core.labelset import LabelSetView
+
+# Item image loader for the fusion linker's Wikidata side: given P18 file names (without
+# "File:"), return the bytes of those it can provide (a thumbnail cache, the Commons fetcher).
+ItemImageLoader = Callable[[Sequence[str]], Mapping[str, bytes]]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One file as a linker sees it.
+
+    :param key: a stable name of the file (title or MediaInfo id), used in messages.
+    :param image: the decoded RGB thumbnail (a ``PIL.Image.Image``).
+    :param text: the file's own text (description, categories) for linkers that read it.
+    :param seed: per-file seed for linkers that sample (reruns give the same answer).
+    """
+
+    key: str
+    image: Any
+    text: str = ""
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """What :meth:`Linker.attach` did: where the item side lives and whether it was rebuilt."""
+
+    items: int
+    dim: int
+    path: str = ""
+    reused: bool = False
+    build_seconds: float = 0.0
+    notes: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LinkerDescription:
+    """Identity of a built linker, recorded in every Candidate and in checkpoints.
+
+    ``warnings`` are shown with every output (random weights, an untrained head).
+    """
+
+    name: str
+    version: str
+    model: str = ""
+    pretrained: str = ""
+    weights: str = ""
+    random_weights: bool = False
+    checkpoint: str = ""
+    device: str = "cpu"
+    warnings: Tuple[str, ...] = field(default_factory=tuple)
+
+
+class Linker(Protocol):
+    """A visual entity linker bound (after :meth:`attach`) to one label set."""
+
+    @property
+    def description(self) -> LinkerDescription:
+        """Name, version, backbone and warnings."""
+
+    @property
+    def label_set(self) -> Optional[LabelSetView]:
+        """The attached label set (None before :meth:`attach`)."""
+
+    @property
+    def batch_size(self) -> int:
+        """How many queries :meth:`search` should get at once on this device."""
+
+    @property
+    def query_text_fields(self) -> Tuple[str, ...]:
+        """Which parts of a file's text the linker reads ('description', 'categories', 'title')."""
+
+    def attach(self, label_set: LabelSetView, cache_dir: str, progress: bool = False) -> IndexInfo:
+        """Prepare the item side for ``label_set`` (load or build the cached label index).
+
+        :param label_set: the items to link to.
+        :param cache_dir: where label indexes are cached.
+        :param progress: show a progress bar while building.
+        :raises LinkerError: a checkpoint built for another label set, an unreadable index.
+        """
+
+    def search(self, queries: Sequence[Query], k: int) -> List[List[Tuple[int, float]]]:
+        """Top ``k`` (item position, score) per query, best first."""

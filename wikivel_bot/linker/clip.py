@@ -1,0 +1,279 @@
+"""The CLIP-based linkers: zero-shot, Naive CLIP (MLP heads, optionally a tuned text encoder)
+and CLIP Fusion, all over one open_clip backbone.
+
+=============  ======================================  ==========================================
+architecture   query side (a Commons file)              item side (a Wikidata item, in the index)
+=============  ======================================  ==========================================
+zero-shot      CLIP image embedding                     CLIP text embedding of the item text
+naive          image head(image embedding)              text head(text embedding of the item text)
+fusion         query head([image, file text])           entity head([item text, item image])
+=============  ======================================  ==========================================
+
+Every embedding is L2-normalised, so a dot product is the cosine the paper ranks by.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from wikivel_bot.config import LinkerSettings
+from wikivel_bot.core.labelset import LabelSetView
+from wikivel_bot.errors import FileUnavailable, LinkerError
+from wikivel_bot.linker import checkpoint as ckpt
+from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
+from wikivel_bot.linker.encoders import (
+    Backbone,
+    encode_images,
+    encode_texts,
+    image_batch_size,
+    load_backbone,
+    load_text_tower_state,
+)
+from wikivel_bot.linker.heads import build_heads
+from wikivel_bot.linker.images import decode_image
+from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
+from wikivel_bot.linker.registry import LinkerSpec
+from wikivel_bot.linker.search import chunked_topk
+from wikivel_bot.linker.texts import render_item_text
+
+log = logging.getLogger(__name__)
+
+# Items encoded per block while building an index: texts are sorted by length within a block,
+# and only one block's fp32 embeddings are held at a time (2.3M × 512 fp32 would be 4.7 GB).
+BUILD_BLOCK = 65_536
+# On CPU an index up to this size is kept in memory as fp32 (converting fp16 chunks for every
+# search costs more than the search); larger ones stay memory-mapped.
+CPU_FP32_BYTES = 1 << 30
+
+RANDOM_WARNING = "random weights (--weights random): the backbone is untrained, suggestions are meaningless"
+
+
+def build_clip_linker(
+    spec: LinkerSpec, settings: LinkerSettings, *, item_image_loader: Optional[ItemImageLoader] = None
+) -> ClipLinker:
+    """Load the backbone and the heads (from ``settings.checkpoint`` when given).
+
+    :param spec: the variant (zero-shot, naive, fusion architecture).
+    :param settings: model, pretrained, weights, checkpoint, device, threads, batch_size.
+    :param item_image_loader: item images for fusion's Wikidata side (optional).
+    :raises LinkerError: weights, checkpoint or device problems.
+    """
+    backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
+    warnings: List[str] = []
+    if backbone.random_weights:
+        warnings.append(RANDOM_WARNING)
+    checkpoint = None
+    heads = None
+    if spec.has_head:
+        if settings.checkpoint:
+            checkpoint = ckpt.load_checkpoint(settings.checkpoint)
+            ckpt.check_backbone(checkpoint, spec, backbone_info(backbone))
+            heads = checkpoint.build_heads()
+            if checkpoint.text_encoder:
+                load_text_tower_state(backbone.model, dict(checkpoint.text_encoder))
+        else:
+            heads = build_heads(spec.architecture, backbone.embed_dim, spec.head)
+            like = "zero-shot" if spec.architecture == "naive" else "the mean of its CLIP embeddings"
+            warnings.append(f"untrained head: no --checkpoint for {spec.name}, so it ranks like {like}")
+        assert heads is not None
+        heads = heads.to(backbone.device).eval()
+    elif settings.checkpoint:
+        warnings.append(f"checkpoint ignored: linker {spec.name} has no head")
+    return ClipLinker(spec, settings, backbone, heads, checkpoint, tuple(warnings), item_image_loader)
+
+
+def backbone_info(backbone: Backbone) -> dict:
+    """The backbone block for checkpoints (see ``checkpoint.backbone_info``)."""
+    return ckpt.backbone_info(
+        backbone.model_name, backbone.pretrained, backbone.random_weights, backbone.weights,
+        backbone.config_digest, backbone.embed_dim,
+    )
+
+
+class ClipLinker:
+    """A CLIP-based linker; see the module docstring. Build with :func:`build_clip_linker`."""
+
+    def __init__(
+        self,
+        spec: LinkerSpec,
+        settings: LinkerSettings,
+        backbone: Backbone,
+        heads: Optional[torch.nn.Module],
+        checkpoint: Optional[ckpt.Checkpoint],
+        warnings: Tuple[str, ...],
+        item_image_loader: Optional[ItemImageLoader] = None,
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.backbone = backbone
+        # NaiveHeads or FusionHeads (None for zero-shot); Any so their sub-heads type-check.
+        self.heads: Any = heads
+        self.checkpoint = checkpoint
+        self.item_image_loader = item_image_loader
+        self._warnings = warnings
+        self._label_set: Optional[LabelSetView] = None
+        self._items: Any = None
+        self._index_notes: Tuple[str, ...] = ()
+
+    @property
+    def description(self) -> LinkerDescription:
+        b = self.backbone
+        if b.random_weights:
+            weights = "random"
+        elif b.weights.startswith("file:"):
+            # A local file: the tag it claims plus its fingerprint, so two files differ.
+            weights = f"{b.pretrained or 'file'}@{b.weights.rsplit(':', 1)[-1][:8]}"
+        else:
+            weights = b.pretrained
+        version = f"{self.spec.name}/v{self.spec.version} {b.model_name}:{weights}"
+        if self.checkpoint is not None:
+            version += f" ckpt:{self.checkpoint.digest[:12]}"
+        return LinkerDescription(
+            name=self.spec.name,
+            version=version,
+            model=b.model_name,
+            pretrained=b.pretrained,
+            weights=b.weights,
+            random_weights=b.random_weights,
+            checkpoint=self.checkpoint.path if self.checkpoint else "",
+            device=str(b.device),
+            warnings=self._warnings + self._index_notes,
+        )
+
+    @property
+    def label_set(self) -> Optional[LabelSetView]:
+        return self._label_set
+
+    @property
+    def batch_size(self) -> int:
+        return image_batch_size(self.backbone, self.settings.batch_size)
+
+    @property
+    def query_text_fields(self) -> Tuple[str, ...]:
+        return self.spec.query_text
+
+    def index_key(self, label_set: LabelSetView) -> dict:
+        """Everything the item embeddings depend on (the label index cache key)."""
+        loader = self.item_image_loader if self.spec.uses_item_images else None
+        return {
+            "format": INDEX_FORMAT,
+            "linker": self.spec.name,
+            "spec": self.spec.digest(),
+            "model": self.backbone.model_name,
+            "model_config": self.backbone.config_digest,
+            "weights": self.backbone.weights,
+            "checkpoint": self.checkpoint.digest if self.checkpoint else "",
+            "labelset": label_set.content_hash,
+            "items": len(label_set.qids),
+            "item_images": _loader_id(loader),
+        }
+
+    def attach(self, label_set: LabelSetView, cache_dir: str, progress: bool = False) -> IndexInfo:
+        """Load or build the label index for ``label_set`` (see ``index.py``)."""
+        if self.checkpoint is not None:
+            ckpt.check_labelset(self.checkpoint, label_set.content_hash)
+        n = len(label_set.qids)
+        cached = load_or_build(
+            cache_dir, self.spec.name, self.index_key(label_set), n, self.backbone.embed_dim,
+            lambda out: self._encode_items(label_set, out, progress),
+        )
+        self._items = self._place(cached.embeddings)
+        self._label_set = label_set
+        notes = []
+        if self.spec.uses_item_images and self.item_image_loader is None:
+            notes.append("item images not used: no item image source, the item side is text only")
+        self._index_notes = tuple(notes)
+        return IndexInfo(
+            items=n, dim=self.backbone.embed_dim, path=str(cached.path), reused=cached.reused,
+            build_seconds=float(cached.manifest.get("build_seconds", 0.0)), notes=self._index_notes,
+        )
+
+    def _place(self, embeddings: np.ndarray) -> Any:
+        device = self.backbone.device
+        if device.type == "cuda":
+            return torch.from_numpy(np.ascontiguousarray(embeddings)).to(device)
+        if embeddings.size * 4 <= CPU_FP32_BYTES:
+            return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
+        return embeddings
+
+    @torch.inference_mode()
+    def _encode_items(self, label_set: LabelSetView, out: np.ndarray, progress: bool) -> None:
+        from tqdm import tqdm
+
+        n = len(label_set.qids)
+        labels, descriptions = label_set.labels, label_set.descriptions
+        bar = tqdm(total=n, desc=f"label index ({self.spec.name})", unit="item", disable=None if progress else True)
+        try:
+            for start in range(0, n, BUILD_BLOCK):
+                stop = min(start + BUILD_BLOCK, n)
+                texts = [render_item_text(self.spec.item_text, labels[i], descriptions[i]) for i in range(start, stop)]
+                text = encode_texts(self.backbone, texts, progress=bar)
+                if self.spec.architecture == "naive":
+                    assert self.heads is not None
+                    text = F.normalize(self.heads.text_head(text), dim=-1)
+                elif self.spec.architecture == "fusion":
+                    text = self._fuse_items(label_set, start, stop, text)
+                out[start:stop] = text.float().cpu().numpy().astype(np.float16)
+        finally:
+            bar.close()
+
+    def _fuse_items(self, label_set: LabelSetView, start: int, stop: int, text: torch.Tensor) -> torch.Tensor:
+        assert self.heads is not None
+        image = torch.zeros_like(text)
+        present = torch.zeros((stop - start, 2), dtype=torch.bool, device=text.device)
+        present[:, 0] = True
+        if self.item_image_loader is not None:
+            names = {i: label_set.images[i] for i in range(start, stop) if label_set.images[i]}
+            found = self.item_image_loader(sorted(set(names.values()))) if names else {}
+            decoded, rows = [], []
+            for i, name in names.items():
+                if name not in found:
+                    continue
+                try:
+                    decoded.append(decode_image(found[name], min_side=self.backbone.image_size))
+                    rows.append(i - start)
+                except FileUnavailable as exc:
+                    log.info("item image %s skipped: %s", name, exc)
+            if rows:
+                index = torch.tensor(rows, device=text.device)
+                image[index] = encode_images(self.backbone, decoded, self.settings.batch_size)
+                present[index, 1] = True
+        tokens = torch.stack([text, image], dim=1)
+        return F.normalize(self.heads.entity_head(tokens, present), dim=-1)
+
+    @torch.inference_mode()
+    def encode_queries(self, queries: Sequence[Query]) -> torch.Tensor:
+        """Normalised query embeddings (len(queries), dim) on the device."""
+        image = encode_images(self.backbone, [q.image for q in queries], self.settings.batch_size)
+        if self.spec.architecture == "naive":
+            assert self.heads is not None
+            return F.normalize(self.heads.image_head(image), dim=-1)
+        if self.spec.architecture == "fusion":
+            assert self.heads is not None
+            texts = [q.text for q in queries]
+            text = encode_texts(self.backbone, [t or "" for t in texts])
+            present = torch.tensor([[True, bool(t.strip())] for t in texts], device=image.device)
+            tokens = torch.stack([image, text], dim=1)
+            return F.normalize(self.heads.query_head(tokens, present), dim=-1)
+        return image
+
+    def search(self, queries: Sequence[Query], k: int) -> List[List[Tuple[int, float]]]:
+        """Top ``k`` (item position, cosine) per query, best first."""
+        if self._items is None:
+            raise LinkerError(f"linker {self.spec.name}: attach a label set before searching")
+        if not queries:
+            return []
+        scores, index = chunked_topk(self.encode_queries(queries), self._items, k)
+        return [list(zip(row_i.tolist(), row_s.tolist())) for row_i, row_s in zip(index, scores)]
+
+
+def _loader_id(loader: Optional[ItemImageLoader]) -> str:
+    """A stable name of an item image source (loaders may set ``cache_id``)."""
+    if loader is None:
+        return "none"
+    return str(getattr(loader, "cache_id", None) or getattr(loader, "__qualname__", type(loader).__name__))

@@ -1,0 +1,305 @@
+"""The CLIP backbone from open_clip: building it, and encoding images and texts in batches.
+
+On CUDA the encoders run under bf16 (fp16 where bf16 is missing) autocast with large batches
+and pinned host memory; on CPU in fp32 with the configured thread count. Both paths return
+fp32, L2-normalised embeddings so the heads and the index see the same thing either way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, List, Optional, Sequence
+
+import open_clip
+import torch
+import torch.nn.functional as F
+
+from wikivel_bot.errors import LinkerError
+from wikivel_bot.linker.weights import RANDOM_SEED, WeightsSource, resolve_weights
+
+log = logging.getLogger(__name__)
+
+# Texts encoded per batch when building a label index (short texts, so large batches).
+TEXT_BATCH_CPU = 256
+TEXT_BATCH_CUDA = 1024
+# Images per batch on CUDA when Settings ask for fewer (a GPU idles on CPU-sized batches).
+IMAGE_BATCH_CUDA = 256
+
+
+@dataclass
+class Backbone:
+    """A loaded open_clip model with its preprocessing and tokenizer.
+
+    :param model: the ``open_clip`` CLIP model, in eval mode, on ``device``.
+    :param preprocess: the inference transform (PIL image -> tensor).
+    :param tokenizer: open_clip tokenizer (pads to ``context_length``).
+    :param model_name: open_clip architecture name.
+    :param pretrained: the tag the weights claim to be ('' for random weights).
+    :param weights: :class:`WeightsSource` identity (tag, file fingerprint, or random).
+    :param random_weights: no trained weights were loaded.
+    :param device: torch device.
+    :param embed_dim: size of the joint embedding space.
+    :param config_digest: hash of the open_clip model config (a changed custom config must
+        not reuse an old label index).
+    """
+
+    model: Any
+    preprocess: Any
+    tokenizer: Any
+    model_name: str
+    pretrained: str
+    weights: str
+    random_weights: bool
+    device: torch.device
+    embed_dim: int
+    config_digest: str
+
+    @property
+    def on_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def autocast(self) -> Any:
+        """bf16/fp16 autocast on CUDA; a no-op on CPU (fp32 is the reference there)."""
+        if not self.on_cuda:
+            return contextlib.nullcontext()
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.autocast("cuda", dtype=dtype)
+
+    @property
+    def image_size(self) -> int:
+        size = self.model.visual.image_size
+        return int(size[0] if isinstance(size, (tuple, list)) else size)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` = CUDA when present, else CPU; anything else must be a usable torch device.
+
+    :raises LinkerError: an unknown device name, or CUDA asked for where there is none.
+    """
+    if name in ("", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        raise LinkerError(f"unknown device {name!r} (use auto, cpu, cuda or cuda:N)") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise LinkerError(f"device {name!r} asked for, but CUDA is not available here (use --device cpu)")
+    return device
+
+
+def register_model_file(model: str) -> str:
+    """Allow ``model`` to be a path to an open_clip model config JSON; returns its name."""
+    path = Path(model)
+    if model.endswith(".json") and path.is_file():
+        open_clip.add_model_config(path)
+        return path.stem
+    return model
+
+
+def load_backbone(
+    model: str, pretrained: str = "", weights: str = "", device: str = "auto", threads: int = 0
+) -> Backbone:
+    """Build the open_clip model, its transform and tokenizer.
+
+    :param model: architecture name (``ViT-B-32``) or a path to a model config JSON.
+    :param pretrained: pretrained tag; ignored when ``weights`` is set.
+    :param weights: '' (use the tag), a local checkpoint path, or ``random``.
+    :param device: ``auto``, ``cpu``, ``cuda``, ``cuda:1``...
+    :param threads: CPU threads for torch (0 = leave torch's default).
+    :raises LinkerError: unknown architecture, missing weights (with instructions), bad device.
+    """
+    model = register_model_file(model)
+    config = open_clip.get_model_config(model)
+    if config is None:
+        raise LinkerError(f"unknown open_clip model {model!r} (see open_clip.list_models())")
+    torch_device = resolve_device(device)
+    if threads > 0 and torch_device.type == "cpu":
+        torch.set_num_threads(threads)
+    source = resolve_weights(model, pretrained, weights)
+    net, preprocess = _create(model, source)
+    net = net.to(torch_device).eval()
+    for parameter in net.parameters():
+        parameter.requires_grad_(False)
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    return Backbone(
+        model=net,
+        preprocess=preprocess,
+        tokenizer=open_clip.get_tokenizer(model),
+        model_name=model,
+        pretrained="" if source.random else pretrained,
+        weights=source.identity,
+        random_weights=source.random,
+        device=torch_device,
+        embed_dim=int(config["embed_dim"]),
+        config_digest=digest,
+    )
+
+
+def _create(model: str, source: WeightsSource) -> Any:
+    kwargs = dict(source.preprocess or {})
+    if source.quick_gelu:
+        kwargs["force_quick_gelu"] = True
+    try:
+        if source.random:
+            # A fixed seed in a forked RNG: the same random model in every process, and the
+            # caller's RNG state untouched.
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(RANDOM_SEED)
+                with _quiet_open_clip():
+                    net, _, preprocess = open_clip.create_model_and_transforms(model, pretrained=None)
+        else:
+            net, _, preprocess = open_clip.create_model_and_transforms(model, pretrained=source.pretrained, **kwargs)
+    except LinkerError:
+        raise
+    except (RuntimeError, FileNotFoundError, OSError) as exc:
+        raise LinkerError(f"cannot load {model} weights ({source.identity}): {exc}") from None
+    return net, preprocess
+
+
+@contextlib.contextmanager
+def _quiet_open_clip() -> Iterator[None]:
+    # open_clip logs "Model initialized randomly" at WARNING on the root logger; with random
+    # weights that is what was asked for, and our own outputs already say so.
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+
+
+def image_batch_size(backbone: Backbone, requested: int) -> int:
+    """Images per forward pass: the setting on CPU, at least :data:`IMAGE_BATCH_CUDA` on CUDA."""
+    return max(requested, IMAGE_BATCH_CUDA) if backbone.on_cuda else max(requested, 1)
+
+
+def images_to_tensor(backbone: Backbone, images: Sequence[Any]) -> torch.Tensor:
+    """Preprocess PIL images into one batch tensor on the model's device."""
+    batch = torch.stack([backbone.preprocess(image) for image in images])
+    if backbone.on_cuda:
+        # Pinned memory lets the copy overlap with compute (non_blocking).
+        batch = batch.pin_memory()
+    return batch.to(backbone.device, non_blocking=True)
+
+
+@torch.inference_mode()
+def encode_images(backbone: Backbone, images: Sequence[Any], batch_size: int = 32) -> torch.Tensor:
+    """Normalised fp32 image embeddings, shape (len(images), embed_dim), on the device."""
+    out = []
+    size = image_batch_size(backbone, batch_size)
+    for start in range(0, len(images), size):
+        batch = images_to_tensor(backbone, images[start:start + size])
+        with backbone.autocast():
+            features = backbone.model.encode_image(batch)
+        out.append(F.normalize(features.float(), dim=-1))
+    if not out:
+        return torch.zeros((0, backbone.embed_dim), device=backbone.device)
+    return torch.cat(out)
+
+
+def token_lengths(tokens: torch.Tensor) -> torch.Tensor:
+    """Used length of each padded token row: one past the last non-padding (non-zero) id."""
+    positions = torch.arange(1, tokens.shape[1] + 1)
+    return ((tokens != 0) * positions).amax(dim=1)
+
+
+def encode_tokens(backbone: Backbone, tokens: torch.Tensor, model: Optional[Any] = None) -> torch.Tensor:
+    """Text features for a batch of tokens, trimmed to the batch's longest row.
+
+    CLIP's text transformer is causal: the positions after a text's end-of-text token never
+    influence it, so cutting padded columns leaves every embedding unchanged while the cost
+    falls from 77 positions to the batch's real length.
+
+    :param backbone: the backbone (device, autocast).
+    :param tokens: (batch, context_length) token ids.
+    :param model: the CLIP model to use (a trainable copy of the text tower); default the
+        backbone's.
+    :returns: unnormalised features (batch, embed_dim), in the autocast dtype.
+    """
+    model = model or backbone.model
+    can_trim = (
+        hasattr(model, "token_embedding")
+        and getattr(model, "attn_mask", None) is not None
+        and getattr(model, "text_pool_type", "") in ("argmax", "eos")
+    )
+    if not can_trim:
+        return model.encode_text(tokens.to(backbone.device, non_blocking=True))
+    length = int(token_lengths(tokens).max().clamp(min=1))
+    tokens = tokens[:, :length].to(backbone.device, non_blocking=True)
+    cast = model.transformer.get_cast_dtype()
+    x = model.token_embedding(tokens).to(cast) + model.positional_embedding[:length].to(cast)
+    x = model.transformer(x, attn_mask=model.attn_mask[:length, :length])
+    x = model.ln_final(x)
+    if model.text_pool_type == "argmax":
+        pooled = x[torch.arange(x.shape[0], device=x.device), tokens.argmax(dim=-1)]
+    else:
+        index = (tokens == model.text_eos_id).int().argmax(dim=-1)
+        pooled = x[torch.arange(x.shape[0], device=x.device), index]
+    projection = model.text_projection
+    if projection is None:
+        return pooled
+    return projection(pooled) if isinstance(projection, torch.nn.Linear) else pooled @ projection
+
+
+@torch.inference_mode()
+def encode_texts(
+    backbone: Backbone, texts: Sequence[str], batch_size: int = 0, progress: Any = None
+) -> torch.Tensor:
+    """Normalised fp32 text embeddings in input order, batched by token length.
+
+    Texts are sorted by token count so each batch is padded only to its own longest text
+    (item labels are mostly 3-10 tokens, not 77).
+
+    :param backbone: the backbone.
+    :param texts: the texts.
+    :param batch_size: texts per forward pass (0 = a device default).
+    :param progress: a tqdm-like object with ``update(n)``, or None.
+    """
+    if not texts:
+        return torch.zeros((0, backbone.embed_dim), device=backbone.device)
+    size = batch_size or (TEXT_BATCH_CUDA if backbone.on_cuda else TEXT_BATCH_CPU)
+    tokens = backbone.tokenizer(list(texts))
+    order = torch.argsort(token_lengths(tokens), stable=True)
+    out = torch.empty((len(texts), backbone.embed_dim), device=backbone.device)
+    for start in range(0, len(texts), size):
+        index = order[start:start + size]
+        with backbone.autocast():
+            features = encode_tokens(backbone, tokens[index])
+        out[index.to(backbone.device)] = F.normalize(features.float(), dim=-1)
+        if progress is not None:
+            progress.update(len(index))
+    return out
+
+
+TEXT_TOWER_PREFIXES = ("token_embedding.", "positional_embedding", "transformer.", "ln_final.", "text_projection", "text.")
+
+
+def text_tower_state(model: Any) -> dict:
+    """The text encoder's parameters (what the naive-te variant trains and checkpoints)."""
+    return {k: v.detach().cpu() for k, v in model.state_dict().items() if k.startswith(TEXT_TOWER_PREFIXES)}
+
+
+def load_text_tower_state(model: Any, state: dict) -> None:
+    """Load :func:`text_tower_state` output into ``model``.
+
+    :raises LinkerError: the state does not fit this architecture.
+    """
+    own = {k for k in model.state_dict() if k.startswith(TEXT_TOWER_PREFIXES)}
+    if set(state) != own:
+        missing, extra = sorted(own - set(state))[:3], sorted(set(state) - own)[:3]
+        raise LinkerError(f"text encoder weights do not fit this model (missing {missing}, unexpected {extra})")
+    try:
+        model.load_state_dict(state, strict=False)
+    except RuntimeError as exc:
+        raise LinkerError(f"text encoder weights do not fit this model: {exc}") from None
+
+
+def text_tower_parameters(model: Any) -> List[torch.nn.Parameter]:
+    """Parameters of the text encoder, for a trainer that unfreezes it (naive-te)."""
+    return [p for n, p in model.named_parameters() if n.startswith(TEXT_TOWER_PREFIXES)]

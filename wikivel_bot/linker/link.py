@@ -1,0 +1,183 @@
+"""Linking a batch of files: decode, search, apply the ranking rules, build Candidates.
+
+This is the library function the pipeline's link stage and ``wikivel-bot suggest`` call. No
+database here: the caller passes what the queue knows (rejected pairs) and stores the result.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from wikivel_bot.config import LinkerSettings
+from wikivel_bot.core.labelset import LabelSetView
+from wikivel_bot.core.ranking import (
+    RankedItem,
+    Ranking,
+    RankingRules,
+    depicted_exclusions,
+    rank_candidates,
+)
+from wikivel_bot.errors import FileUnavailable, LinkerError
+from wikivel_bot.linker.base import Linker, LinkerDescription, Query
+from wikivel_bot.linker.images import MAX_PIXELS, decode_image
+from wikivel_bot.linker.texts import file_text
+from wikivel_bot.types import Candidate, MediaFile
+
+# The linker returns more than top_k so that rule-based drops (depicted ancestors, rejected
+# pairs, a suppressed ancestor per kept item) still leave top_k to propose.
+OVERFETCH = 3
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A file was linked: its candidates (possibly none), best first.
+
+    :param media: the file.
+    :param candidates: what to propose, ranks 1..n.
+    :param ranking: the rules' full outcome, including dropped items and why.
+    :param warnings: linker-level warnings that apply to every candidate (random weights...).
+    """
+
+    media: MediaFile
+    candidates: Tuple[Candidate, ...]
+    ranking: Ranking
+    warnings: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LinkFailed:
+    """A file could not be linked (corrupt image, too large...); the batch went on without it."""
+
+    media: MediaFile
+    reason: str
+
+
+LinkOutcome = Union[Linked, LinkFailed]
+
+
+def rules_from_settings(settings: LinkerSettings, top_k: Optional[int] = None) -> RankingRules:
+    """Ranking rules from ``LinkerSettings`` (``top_k`` overrides ``settings.top_k``)."""
+    return RankingRules(
+        top_k=settings.top_k if top_k is None else top_k,
+        min_score=settings.min_score,
+        ancestor_margin=settings.ancestor_margin,
+        blocklist=frozenset(settings.blocklist),
+    )
+
+
+def link_files(
+    linker: Linker,
+    files: Sequence[Tuple[MediaFile, bytes]],
+    *,
+    rules: RankingRules,
+    rejected: Optional[Mapping[int, AbstractSet[str]]] = None,
+    max_pixels: int = MAX_PIXELS,
+) -> List[LinkOutcome]:
+    """Link files to items of the linker's label set.
+
+    :param linker: a linker from ``create_linker`` with a label set attached.
+    :param files: (file, thumbnail bytes) pairs.
+    :param rules: thresholds, margin, blocklist, top_k (see :func:`rules_from_settings`).
+    :param rejected: QIDs reviewers rejected, per file page id.
+    :param max_pixels: decompression bomb guard for the thumbnails.
+    :returns: one :class:`Linked` or :class:`LinkFailed` per input, in input order.
+    :raises LinkerError: no label set attached, or the model itself failed (not per file).
+    """
+    label_set = linker.label_set
+    if label_set is None:
+        raise LinkerError("attach a label set to the linker before linking")
+    rejected = rejected or {}
+    description = linker.description
+    outcomes: List[Optional[LinkOutcome]] = [None] * len(files)
+    size = max(1, linker.batch_size)
+    for start in range(0, len(files), size):
+        queries: List[Query] = []
+        positions: List[int] = []
+        for offset, (media, data) in enumerate(files[start:start + size]):
+            try:
+                image = decode_image(data, max_pixels=max_pixels, min_side=_model_side(linker))
+            except FileUnavailable as exc:
+                outcomes[start + offset] = LinkFailed(media, str(exc))
+                continue
+            queries.append(
+                Query(media.title, image, file_text(media, linker.query_text_fields), _seed(media))
+            )
+            positions.append(start + offset)
+        if not queries:
+            continue
+        medias = [files[p][0] for p in positions]
+        k = _fetch_k(medias, rejected, rules, label_set)
+        for position, media, hits in zip(positions, medias, linker.search(queries, k)):
+            outcomes[position] = _rank(media, hits, label_set, rejected.get(media.page_id, frozenset()), rules, description)
+    return [o for o in outcomes if o is not None]
+
+
+def _rank(
+    media: MediaFile,
+    hits: Sequence[Tuple[int, float]],
+    label_set: LabelSetView,
+    rejected_qids: AbstractSet[str],
+    rules: RankingRules,
+    description: LinkerDescription,
+) -> Linked:
+    qids = label_set.qids
+    depicted = [d.qid for d in media.depicts if d.rank != "deprecated"]
+    # A deprecated depicts statement says the item is wrong for this file: never propose it.
+    rejected_all = set(rejected_qids) | {d.qid for d in media.depicts if d.rank == "deprecated"}
+    ranking = rank_candidates(
+        ((qids[i], score) for i, score in hits), label_set, depicted=depicted, rejected=rejected_all, rules=rules
+    )
+    warnings = tuple(description.warnings)
+    candidates = tuple(
+        Candidate(
+            qid=item.qid,
+            score=round(item.score, 6),
+            rank=item.rank,
+            linker=description.name,
+            linker_version=description.version,
+            labelset_hash=label_set.content_hash,
+            evidence=_evidence(item, description, warnings),
+        )
+        for item in ranking.items
+    )
+    return Linked(media, candidates, ranking, warnings)
+
+
+def _evidence(item: RankedItem, description: LinkerDescription, warnings: Tuple[str, ...]) -> Dict[str, object]:
+    evidence: Dict[str, object] = {
+        "label": item.label,
+        "description": item.description,
+        "notes": list(item.notes),
+    }
+    if description.random_weights:
+        evidence["random_weights"] = True
+    if description.checkpoint:
+        evidence["checkpoint"] = description.checkpoint
+    if warnings:
+        evidence["warnings"] = list(warnings)
+    return evidence
+
+
+def _fetch_k(
+    medias: Sequence[MediaFile],
+    rejected: Mapping[int, AbstractSet[str]],
+    rules: RankingRules,
+    label_set: LabelSetView,
+) -> int:
+    excluded = 0
+    for media in medias:
+        depicted = [d.qid for d in media.depicts]
+        dropped = len(depicted_exclusions(depicted, label_set, rules.max_hops))
+        excluded = max(excluded, dropped + len(rejected.get(media.page_id, ())))
+    return rules.top_k * OVERFETCH + excluded + len(rules.blocklist)
+
+
+def _seed(media: MediaFile) -> int:
+    return media.page_id or zlib.crc32(media.title.encode("utf-8"))
+
+
+def _model_side(linker: Linker) -> Optional[int]:
+    backbone = getattr(linker, "backbone", None)
+    return backbone.image_size if backbone is not None else None
