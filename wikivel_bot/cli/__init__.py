@@ -93,7 +93,6 @@ def _register() -> None:
     from wikivel_bot.cli import audit as audit_commands
     from wikivel_bot.cli import write as write_commands
     from wikivel_bot.cli import evaluate as evaluate_commands
-    from wikivel_bot.cli import train as train_commands
 
     main.add_command(labels_commands.labels)
     main.add_command(db_commands.db)
@@ -113,8 +112,6 @@ def _register() -> None:
     main.add_command(write_commands.revert)
     main.add_command(evaluate_commands.evaluate)
     main.add_command(evaluate_commands.human_eval)
-    main.add_command(train_commands.dataset)
-    main.add_command(train_commands.train)
 
 
 _register()
