@@ -29,11 +29,12 @@ $(VENV)/.installed-test: setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[$(TEST_EXTRAS)]'
 	touch $@ $(VENV)/.installed-run
 
-# Until the daemon lands, `make run` shows the queue's status; it will start
-# `wikivel-bot run --dry-run` on the same SQLite default.
+# The dry-run daemon on the embedded SQLite default. Settings come from wikivel.toml or
+# WIKIVEL_* variables, e.g. a local test wiki and random weights on an offline machine:
+#   WIKIVEL_SITE_API_URL=http://127.0.0.1:8765/w/api.php make run RUN_ARGS="--weights random"
 run: $(VENV)/.installed-run
 	$(BIN)/wikivel-bot db upgrade
-	$(BIN)/wikivel-bot status $(RUN_ARGS)
+	$(BIN)/wikivel-bot run --dry-run $(RUN_ARGS)
 
 # pytest exits 5 when it collected no tests; make treats every non-zero code as failure,
 # so an empty run can never pass as green.

@@ -138,14 +138,17 @@ class Daemon:
                                                              if isinstance(v, (str, int, float, bool))})
         scheduler.start()
         try:
+            beat = started
             while not self.stopping.wait(timeout=5):
+                beat = _now_iso()
                 self._state(self.state_name, {**self.parts.description, "worker": self.worker,
-                                              "started_at": started, "running": True, "heartbeat": _now_iso()})
+                                              "started_at": started, "running": True, "heartbeat": beat})
         finally:
             # Waits for the running jobs, which see `stopping` and end after their item.
             scheduler.shutdown(wait=True)
             self._state(self.state_name, {**self.parts.description, "worker": self.worker,
-                                          "started_at": started, "running": False, "stopped_at": _now_iso()})
+                                          "started_at": started, "running": False, "heartbeat": beat,
+                                          "stopped_at": _now_iso()})
             event("daemon", "stopped", worker=self.worker)
 
     def request_stop(self) -> None:
