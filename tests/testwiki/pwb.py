@@ -110,6 +110,14 @@ def configure(wiki: TestWiki, directory: str | Path, *, username: str = 'Wikivel
 
     for key, value in TEST_SETTINGS.items():
         setattr(config, key, value)
+    # pywikibot imports a family file by module name after *appending* its folder to
+    # sys.path, so a folder earlier on the path that holds another commons_family.py (a
+    # previous test wiki's, or pywikibot's own families/) would win: put ours first.
+    for entry in _PATH_ENTRIES:
+        while entry in sys.path:
+            sys.path.remove(entry)
+    _PATH_ENTRIES[:] = [str(directory)]
+    sys.path.insert(0, str(directory))
     for name in FAMILIES:
         _ORIGINAL.setdefault(name, config.family_files.get(name))
         _forget(name)
@@ -122,6 +130,7 @@ def configure(wiki: TestWiki, directory: str | Path, *, username: str = 'Wikivel
 
 
 _ORIGINAL: dict[str, str | None] = {}
+_PATH_ENTRIES: list[str] = []
 
 
 def _forget(name: str) -> None:
@@ -139,6 +148,10 @@ def unconfigure() -> None:
     """Give ``commons``/``wikidata`` back to pywikibot's own family files."""
     from pywikibot import config
 
+    for entry in _PATH_ENTRIES:
+        while entry in sys.path:
+            sys.path.remove(entry)
+    _PATH_ENTRIES.clear()
     for name, original in _ORIGINAL.items():
         _forget(name)
         if original is None:

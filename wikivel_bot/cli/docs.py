@@ -35,7 +35,10 @@ def render() -> str:
     parts = [HEADER]
     for path, command in walk(main, ["wikivel-bot"]):
         title = " ".join(path)
-        ctx = click.Context(command, info_name=title, terminal_width=100, max_content_width=100)
+        # The help option names come from the group's context settings, as they do when the
+        # command really runs (click caches the option on first use, so they must match).
+        ctx = click.Context(command, info_name=title, terminal_width=100, max_content_width=100,
+                            help_option_names=main.context_settings["help_option_names"])
         level = "##" if len(path) <= 2 else "###"
         parts.append(f"{level} `{title}`\n\n```\n{command.get_help(ctx).rstrip()}\n```\n")
     return "\n".join(parts)

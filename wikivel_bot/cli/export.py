@@ -17,6 +17,7 @@ from typing import Any, Iterator, Optional, TextIO, Tuple
 import click
 
 from wikivel_bot.cli.context import CliContext
+from wikivel_bot.cli.liveeval import calibrated_option
 from wikivel_bot.cli.review import build_filter, filter_options
 from wikivel_bot.core.review_rules import EXPORT_FORMATS
 from wikivel_bot.errors import UsageError
@@ -35,12 +36,14 @@ _STATES = tuple(s.value for s in CandidateState) + ("all",)
                    "quickstatements). 'all' is every state but rejected: rejected pairs are exported "
                    "only when asked for by name.")
 @filter_options
+@calibrated_option
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many files.")
 @click.option("--out", "out_path", default="-", show_default=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="Output file; - is standard output.")
 @click.pass_obj
 def export(
-    obj: CliContext, fmt: str, states: Tuple[str, ...], limit: Optional[int], out_path: str, **filters: Any
+    obj: CliContext, fmt: str, states: Tuple[str, ...], limit: Optional[int], out_path: str,
+    calibrated: Optional[str] = None, **filters: Any
 ) -> None:
     """Export suggestions for review elsewhere: a spreadsheet, a script, QuickStatements, or
     a wiki page for community review. Files come oldest first."""
@@ -53,6 +56,13 @@ def export(
     chosen = export_states(fmt, states)
     flt = build_filter(obj, chosen, **filters)
     files = iter_review_files(obj.store(), flt)
+    calibration = None
+    if calibrated:
+        from wikivel_bot.liveeval.apply import filter_review_files
+        from wikivel_bot.liveeval.thresholds import filter_for
+
+        calibration = filter_for(calibrated, obj.label_set)
+        files = filter_review_files(files, calibration)
     if limit is not None:
         files = islice(files, limit)
     page_url = partial(file_page_url, api_url=obj.settings.site.api_url, site_name=obj.settings.site.name)
@@ -62,6 +72,8 @@ def export(
     where = "standard output" if out_path == "-" else out_path
     click.echo(f"exported {stats.pairs} pair{'s' if stats.pairs != 1 else ''} of {stats.files} "
                f"file{'s' if stats.files != 1 else ''} ({heading}) to {where}", err=True)
+    if calibration is not None:
+        click.echo(calibration.summary(), err=True)
     if stats.ranks_lost:
         click.echo(f"note: {stats.ranks_lost} prominent approval(s) exported without preferred rank: "
                    "QuickStatements cannot set ranks; set them on Commons or let the bot write them",

@@ -8,11 +8,12 @@ The filter options are shared with ``export`` (:func:`filter_options`, :func:`bu
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import click
 
 from wikivel_bot.cli.context import CliContext
+from wikivel_bot.cli.liveeval import review_calibrated_option
 from wikivel_bot.core.review_rules import ReviewFilter, parse_time_bound
 from wikivel_bot.types import CandidateState, DecisionAction
 
@@ -60,9 +61,10 @@ def build_filter(
 
 @click.group("review", invoke_without_command=True)
 @filter_options
+@review_calibrated_option
 @click.option("--reviewer", help="Your Commons user name, recorded with each decision (review.reviewer).")
 @click.pass_context
-def review(ctx: click.Context, reviewer: Optional[str], **filters: Any) -> None:
+def review(ctx: click.Context, reviewer: Optional[str], calibrated: Optional[str] = None, **filters: Any) -> None:
     """Review suggestions one file at a time with single keys: 1 approve, 2 approve as
     prominent, 3 reject (remembered for the file), s skip, n skip the rest of the file,
     u undo, up/down or g N select a candidate, o open the file page, q quit. Prints a
@@ -76,6 +78,8 @@ def review(ctx: click.Context, reviewer: Optional[str], **filters: Any) -> None:
 
     obj: CliContext = ctx.obj
     name = resolve_reviewer(reviewer, obj.settings.review.reviewer)
+    if calibrated:
+        _apply_calibration(obj, calibrated, filters)
     flt = build_filter(obj, (CandidateState.PROPOSED,), **filters)
     session = ReviewSession(
         obj.store(), name, flt, source="terminal",
@@ -90,6 +94,22 @@ def review(ctx: click.Context, reviewer: Optional[str], **filters: Any) -> None:
         pass  # Ctrl-C ends the session like q: decisions are already saved
     click.echo("")
     click.echo(session.counts.summary(name))
+
+
+def _apply_calibration(obj: CliContext, path: str, filters: Dict[str, Any]) -> None:
+    """Narrow the filters to the calibrated linker and its threshold (``--calibrated``)."""
+    from wikivel_bot.liveeval.apply import review_threshold
+    from wikivel_bot.liveeval.thresholds import load_thresholds
+
+    linker, threshold, per_category = review_threshold(load_thresholds(path), filters.get("linker_name"))
+    given = filters.get("min_score")
+    floor = obj.settings.linker.min_score if given is None else given
+    filters["linker_name"] = linker
+    filters["min_score"] = max(threshold, floor)
+    click.echo(f"calibrated: {linker} suggestions scoring at least {filters['min_score']:.4f}", err=True)
+    if per_category:
+        click.echo("note: the review applies the linker's overall threshold; its per-category thresholds are "
+                   "applied by `export --calibrated` and `suggest --calibrated`", err=True)
 
 
 def _decision_command(name: str, action: DecisionAction, summary: str) -> click.Command:

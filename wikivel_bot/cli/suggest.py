@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import click
 
 from wikivel_bot.cli.context import CliContext
+from wikivel_bot.cli.liveeval import calibrated_option
 from wikivel_bot.config import LinkerSettings, Settings
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import Depiction, MediaFile, is_qid
@@ -98,6 +99,7 @@ def open_label_set(labels_dir: str) -> Any:
 @click.option("--description", default="", help="Description of a local file (read by fusion).")
 @click.option("--category", "categories", multiple=True, help="Category of a local file (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@calibrated_option
 @click.pass_obj
 def suggest(
     obj: CliContext,
@@ -113,6 +115,7 @@ def suggest(
     description: str,
     categories: Tuple[str, ...],
     as_json: bool,
+    calibrated: Optional[str] = None,
 ) -> None:
     """Suggest depicts items for SOURCES: local image paths, File:Name.jpg, Commons URLs or
     pywikibot generator arguments. Prints rank, QID, label, description, score and the
@@ -129,6 +132,11 @@ def suggest(
     )
     files = read_sources(sources, obj.settings, depicts=depicts, description=description, categories=categories)
     label_set = open_label_set(settings.labels_dir)
+    calibration = None
+    if calibrated:  # read before linking: a bad thresholds file fails fast
+        from wikivel_bot.liveeval.thresholds import filter_for
+
+        calibration = filter_for(calibrated, lambda: label_set)
 
     from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
@@ -136,10 +144,21 @@ def suggest(
     linker = create_linker(settings.name, settings)
     index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
     outcomes = link_files(linker, files, rules=rules_from_settings(settings, top_k))
+    if calibration is not None:
+        from wikivel_bot.liveeval.apply import filter_outcomes
+
+        outcomes = filter_outcomes(outcomes, calibration)
     if as_json:
-        click.echo(json.dumps(_as_json(linker.description, label_set, index, outcomes), indent=2, ensure_ascii=False))
+        doc = _as_json(linker.description, label_set, index, outcomes)
+        if calibration is not None:
+            doc["calibrated"] = {"thresholds": calibrated, "kept": calibration.kept, "left_out": calibration.removed,
+                                 "summary": calibration.summary()}
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         _print_table(linker.description, outcomes)
+        if calibration is not None:
+            click.echo("")
+            click.echo(calibration.summary())
     if any(not isinstance(o, Linked) for o in outcomes):
         click.get_current_context().exit(1)
 
