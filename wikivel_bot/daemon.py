@@ -136,6 +136,12 @@ class Daemon:
                                       "running": True, "heartbeat": started})
         event("daemon", "started", worker=self.worker, **{k: v for k, v in self.parts.description.items()
                                                              if isinstance(v, (str, int, float, bool))})
+        metrics = None
+        if s.daemon.metrics_port:
+            from wikivel_bot.metrics_endpoint import serve_metrics
+
+            metrics = serve_metrics(self.parts.store, s.daemon.metrics_port)
+            event("daemon", "metrics", url=f"http://127.0.0.1:{metrics.server_address[1]}/metrics")
         scheduler.start()
         try:
             beat = started
@@ -146,6 +152,8 @@ class Daemon:
         finally:
             # Waits for the running jobs, which see `stopping` and end after their item.
             scheduler.shutdown(wait=True)
+            if metrics is not None:
+                metrics.shutdown()
             self._state(self.state_name, {**self.parts.description, "worker": self.worker,
                                           "started_at": started, "running": False, "heartbeat": beat,
                                           "stopped_at": _now_iso()})
