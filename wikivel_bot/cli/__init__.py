@@ -93,6 +93,7 @@ def _register() -> None:
     from wikivel_bot.cli import audit as audit_commands
     from wikivel_bot.cli import write as write_commands
     from wikivel_bot.cli import evaluate as evaluate_commands
+    from wikivel_bot.cli import train as train_commands
     from wikivel_bot.cli import liveeval as liveeval_commands
 
     main.add_command(labels_commands.labels)
@@ -113,6 +114,8 @@ def _register() -> None:
     main.add_command(write_commands.revert)
     main.add_command(evaluate_commands.evaluate)
     main.add_command(evaluate_commands.human_eval)
+    main.add_command(train_commands.dataset)
+    main.add_command(train_commands.train)
     main.add_command(liveeval_commands.evaluate_live)
     main.add_command(liveeval_commands.calibrate)
     main.add_command(liveeval_commands.report)

@@ -1,9 +1,9 @@
 """``wikivel-bot evaluate`` and ``wikivel-bot human-eval``: score ranked output, run a rating study.
 
-``evaluate`` scores rankings from a source against ground truth. The only source today is a
-predictions file (``--predictions``), so any tool's output can be compared on the same split;
-a trained linker (``--checkpoint``) is meant to be another source feeding the same
-:func:`wikivel_bot.evaluation.score_rankings`.
+``evaluate`` scores rankings from a source against ground truth: a predictions file
+(``--predictions``), so any tool's output can be compared on the same split, or a trained
+linker (``--checkpoint``, run by :mod:`wikivel_bot.cli.train` and ``wikivel_bot.train.evaluate``)
+with the baselines beside it, feeding the same :func:`wikivel_bot.evaluation.score_rankings`.
 """
 
 from __future__ import annotations
@@ -79,8 +79,27 @@ def _write(text: str, out_path: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--out", "out_path", default="-", show_default=True,
               type=click.Path(dir_okay=False, allow_dash=True), help="Output file; - is standard output.")
-def evaluate(predictions: Optional[Path], truth: Optional[Path], labels_dir: Optional[Path], ks_text: str,
-             hops_text: Optional[str], fmt: str, as_json: bool, out_path: str) -> None:
+@click.option("--checkpoint", type=_PATH, metavar="CKPT",
+              help="Instead of --predictions: a trained head (best.pt of `wikivel-bot train`), run with the "
+                   "zero-shot, random-freq and top-k baselines on --split of --data (k defaults to 1,5,10,20,50,100).")
+@click.option("--data", "data_dir", type=_DIR, metavar="DIR", help="Dataset directory (with --checkpoint).")
+@click.option("--split", type=click.Choice(["test", "validation", "train"]), default="test", show_default=True,
+              help="Split to score (with --checkpoint).")
+@click.option("--images", "images_dir", type=_DIR, metavar="DIR", help="Images (with --checkpoint; default DATA/images).")
+@click.option("--baselines", default="zero-shot,random-freq,top-k", show_default=True,
+              help="Baselines run beside the checkpoint, comma separated ('' for none).")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="With --checkpoint: also write report.md, report.html (with plots), results.json and "
+                   "model-card.md to DIR.")
+@click.option("--limit", type=click.IntRange(min=1), help="With --checkpoint: score only the first N files of the split.")
+@click.option("--weights", help="With --checkpoint: local weights file of its backbone (default: its tag).")
+@click.option("--device", help="With --checkpoint: auto, cpu, cuda (default: linker.device).")
+@click.pass_context
+def evaluate(ctx: click.Context, predictions: Optional[Path], truth: Optional[Path], labels_dir: Optional[Path],
+             ks_text: str, hops_text: Optional[str], fmt: str, as_json: bool, out_path: str,
+             checkpoint: Optional[Path], data_dir: Optional[Path], split: str, images_dir: Optional[Path],
+             baselines: str, report_dir: Optional[Path], limit: Optional[int], weights: Optional[str],
+             device: Optional[str]) -> None:
     """Score ranked depicts predictions against ground truth: Recall@k, Diversity Recall@k,
     mAP@k, precision@k, nDCG@k and MRR (paper §4.4), with hop credit through a label set.
 
@@ -88,19 +107,38 @@ def evaluate(predictions: Optional[Path], truth: Optional[Path], labels_dir: Opt
     truth are not scored; both are listed under the table. A bad line stops with its file
     and line number.
 
+    With --checkpoint, the trained linker and the baselines rank the --split files of a
+    dataset themselves, and the output is laid out like the paper's Table 4.
+
     \b
     wikivel-bot evaluate --predictions p.jsonl --truth t.jsonl --labels labels/ --k 1,5,10,100
+    wikivel-bot evaluate --checkpoint runs/naive-mlp/best.pt --data data/wikivel --report reports/
     """
     from wikivel_bot.evaluation import evaluate_files, evaluation_table, html_page
 
+    fmt = "json" if as_json else fmt
+    if checkpoint is not None:
+        from click.core import ParameterSource
+
+        from wikivel_bot.cli.train import evaluate_checkpoint_mode
+        from wikivel_bot.evaluation import REPORT_KS
+
+        explicit_k = ctx.get_parameter_source("ks_text") != ParameterSource.DEFAULT
+        text = evaluate_checkpoint_mode(
+            ctx.obj, checkpoint=checkpoint, data=data_dir, split=split, labels=labels_dir, images=images_dir,
+            baselines=baselines, ks=parse_ks(ks_text) if explicit_k else REPORT_KS,
+            hops=parse_hops(hops_text) if hops_text is not None else None, report_dir=report_dir, limit=limit,
+            weights=weights, device=device, fmt=fmt,
+        )
+        _write(text, out_path)
+        return
     if predictions is None:
-        raise UsageError("evaluate needs rankings to score: give --predictions P.jsonl")
+        raise UsageError("evaluate needs rankings to score: give --predictions P.jsonl (or --checkpoint CKPT)")
     if truth is None:
         raise UsageError("evaluate needs ground truth: give --truth T.jsonl")
     ks = parse_ks(ks_text)
     hops = parse_hops(hops_text) if hops_text is not None else None
     report = evaluate_files(predictions, truth, labels=labels_dir, ks=ks, hops=hops)
-    fmt = "json" if as_json else fmt
     if fmt == "json":
         text = json.dumps(report.to_dict(), indent=2) + "\n"
     elif fmt == "html":

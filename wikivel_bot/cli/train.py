@@ -1,0 +1,283 @@
+"""``wikivel-bot dataset`` and ``wikivel-bot train``: build the Wiki-VEL dataset, train a head.
+
+Also the ``--checkpoint`` mode of ``wikivel-bot evaluate`` (:func:`evaluate_checkpoint_mode`),
+called from ``cli/evaluate.py``. torch is imported inside the commands only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence, Tuple
+
+import click
+
+from wikivel_bot.cli.context import CliContext
+from wikivel_bot.errors import UsageError
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+TRAINABLE = ("naive-mlp", "naive-te", "fusion")
+
+
+def _show(progress: Optional[bool]) -> bool:
+    return sys.stderr.isatty() if progress is None else progress
+
+
+def _fractions(text: str) -> Tuple[float, float, float]:
+    try:
+        parts = tuple(float(p) for p in text.split(","))
+    except ValueError:
+        parts = ()
+    if len(parts) != 3:
+        raise UsageError(f"--split takes three shares like 0.8,0.1,0.1 (not {text!r})")
+    return parts[0], parts[1], parts[2]
+
+
+@click.group("dataset")
+def dataset() -> None:
+    """Build the Wiki-VEL training dataset (paper §3) and fetch its images.
+
+    A dataset directory holds manifest.parquet (one row per file: items, description,
+    categories, split), card.json (counts per split like the paper's Table 1, top items
+    like its Table 2) and images/ (tar shards of thumbnails).
+    """
+
+
+@dataset.command("build")
+@click.option("--mediainfo-dump", required=True, type=_FILE,
+              help="Commons MediaInfo JSON dump (commons-YYYYMMDD-mediainfo.json.bz2): the depicts items.")
+@click.option("--pages-dump", required=True, type=_FILE,
+              help="Commons pages dump (commonswiki-YYYYMMDD-pages-articles.xml.bz2): titles, descriptions, categories.")
+@click.option("--labels", "labels_dir", required=True, type=_DIR,
+              help="Label set (`wikivel-bot labels build`); ground truth is mapped through its frequency filter.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Dataset directory to write.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Shuffle seed (same seed, same splits).")
+@click.option("--split", "split_text", default="0.8,0.1,0.1", show_default=True,
+              help="Train, validation and test shares, by file.")
+@click.option("--max-files", type=click.IntRange(min=1), help="Keep this many files after the shuffle (paper: 1000000).")
+@click.option("--published", type=_DIR,
+              help="The published dataset's commons_images/ directory: take its train/validation/test split "
+                   "of each file instead of drawing one (files it lacks are left out).")
+@click.option("--category-filters", type=_FILE,
+              help="More category patterns, one 'kind<TAB>regex' per line ('-kind' drops a built-in kind).")
+@click.option("--languages", default="en", show_default=True, help="Description language fallback, comma separated.")
+@click.option("--workers", type=click.IntRange(min=1), help="Parsing processes (default: CPUs less one).")
+@click.option("--decompressor", type=click.Choice(["auto", "parallel", "stdlib"]), default="auto", show_default=True,
+              help="As for `labels build`.")
+@click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
+def build(mediainfo_dump: Path, pages_dump: Path, labels_dir: Path, out_dir: Path, seed: int, split_text: str,
+          max_files: Optional[int], published: Optional[Path], category_filters: Optional[Path], languages: str,
+          workers: Optional[int], decompressor: str, force: bool, progress: Optional[bool]) -> None:
+    """Build the dataset from the Commons dumps: .jpg/.jpeg/.png/.svg files with at least one
+    depicts item, non-descriptive categories removed, items mapped through the label set,
+    shuffled and split 80/10/10 by file, P18 images removed from the test split.
+
+    \b
+    wikivel-bot dataset build --mediainfo-dump commons-20231107-mediainfo.json.bz2 \\
+        --pages-dump commonswiki-20231101-pages-articles.xml.bz2 --labels labels-f10 \\
+        --max-files 1000000 --out data/wikivel
+    """
+    from wikivel_bot.labels import load_label_set
+    from wikivel_bot.labels.parallel import default_workers
+    from wikivel_bot.train.builder import BuildOptions, build_dataset
+
+    langs = tuple(p.strip() for p in languages.split(",") if p.strip()) or ("en",)
+    options = BuildOptions(seed=seed, fractions=_fractions(split_text), max_files=max_files, languages=langs,
+                           workers=workers or default_workers(), decompressor=decompressor,
+                           category_filters=category_filters, published=published, progress=_show(progress),
+                           force=force)
+    label_set = load_label_set(labels_dir)
+    card = build_dataset(mediainfo_dump, pages_dump, label_set, out_dir, options, labels_path=str(labels_dir.resolve()))
+    _echo_card(card)
+    click.echo(f"wrote {out_dir}")
+
+
+def _echo_card(card: Any) -> None:
+    from wikivel_bot.train.dataset import card_tables
+
+    click.echo(card_tables(card), nl=False)
+    filtering = card.get("filtering", {})
+    shown = ", ".join(f"{k} {v}" for k, v in filtering.items() if not isinstance(v, dict))
+    click.echo(f"filtering: {shown}")
+    categories = filtering.get("categories")
+    if categories:
+        dropped = ", ".join(f"{k} {v}" for k, v in categories.get("dropped", {}).items()) or "none"
+        click.echo(f"categories: {categories.get('kept', 0)} kept; dropped: {dropped}")
+
+
+@dataset.command("synthetic")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Dataset directory to write (with labels/, images/ and tiny-model.json).")
+@click.option("--files", "n_files", type=click.IntRange(min=20), default=1200, show_default=True, help="Files to generate.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the images and the split.")
+@click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
+def synthetic(out_dir: Path, n_files: int, seed: int, force: bool) -> None:
+    """Write a synthetic, learnable dataset (coloured shapes with hierarchical items) for
+    smoke runs without network: train it with --model DIR/tiny-model.json --weights random.
+    Nothing in it is Commons data, and every report on it says so."""
+    from wikivel_bot.train.synthetic import make_synthetic
+
+    card = make_synthetic(out_dir, n_files, seed, force=force)
+    _echo_card(card)
+    click.echo(f"wrote {out_dir} (synthetic)")
+
+
+@dataset.command("fetch")
+@click.option("--data", "data_dir", required=True, type=_DIR, help="Dataset directory.")
+@click.option("--images", "images_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Shard directory (default: DATA/images).")
+@click.option("--width", type=int, default=330, show_default=True, help="Thumbnail width: a standard step.")
+@click.option("--splits", default="train,validation,test", show_default=True, help="Splits to fetch.")
+@click.option("--limit", type=click.IntRange(min=1), help="Stop after this many downloads.")
+@click.option("--shard-size", type=click.IntRange(min=1), default=1000, show_default=True, help="Images per tar shard.")
+@click.option("--retry-failed", is_flag=True, help="Also retry files recorded as unfetchable.")
+@click.option("--item-images", is_flag=True,
+              help="Also fetch the label set's P18 item images into IMAGES/items/ (read by the fusion linker).")
+@click.option("--labels", "labels_dir", type=_DIR, help="Label set for --item-images (default: the dataset's).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+@click.pass_obj
+def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: int, splits: str,
+          limit: Optional[int], shard_size: int, retry_failed: bool, item_images: bool,
+          labels_dir: Optional[Path], progress: Optional[bool]) -> None:
+    """Download the dataset's thumbnails politely (standard widths, two connections, backoff
+    on 429) into tar shards. A re-run skips what is in finished shards and what failed for
+    good (failed.jsonl), so nothing is fetched twice."""
+    from wikivel_bot.commons.thumbnails import ThumbnailClient
+    from wikivel_bot.train.dataset import load_dataset, open_labels
+    from wikivel_bot.train.fetch import fetch_item_images, fetch_thumbnails
+
+    data = load_dataset(data_dir)
+    wanted = tuple(s.strip() for s in splits.split(",") if s.strip())
+    settings = obj.settings
+    target = images_dir or data_dir / "images"
+    reports = []
+    with ThumbnailClient.from_settings(settings.fetch, contact=settings.site.operator_contact) as client:
+        reports.append(("files", fetch_thumbnails(data, target, client, width=width, splits=wanted, limit=limit,
+                                                  shard_size=shard_size, retry_failed=retry_failed,
+                                                  progress=_show(progress))))
+        if item_images:
+            label_set = open_labels(data, str(labels_dir or ""))
+            reports.append(("item images", fetch_item_images(list(label_set.images), target / "items", client,
+                                                             width=width, progress=_show(progress))))
+    for what, report in reports:
+        click.echo(f"{report.wanted} {what} wanted: {report.already_present} already fetched, "
+                   f"{report.known_failures} known failures skipped, {report.fetched} fetched now, "
+                   f"{report.failed} failed for good, {report.transient} to retry later")
+        for reason, n in report.reasons.items():
+            click.echo(f"  {reason}: {n}")
+
+
+@click.command("train")
+@click.option("--linker", "linker_name", required=True, type=click.Choice(TRAINABLE),
+              help="Variant to train (paper §4): naive-mlp, naive-te (text encoder too) or fusion.")
+@click.option("--data", "data_dir", required=True, type=_DIR, help="Dataset directory (`dataset build` or `dataset synthetic`).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Run directory: best.pt, last.pt, train-state.pt, metrics.jsonl (default: runs/LINKER).")
+@click.option("--labels", "labels_dir", type=_DIR, help="Label set (default: the one the dataset card names).")
+@click.option("--images", "images_dir", type=_DIR, help="Images: our shards, the published commons_images/ or image files (default: DATA/images).")
+@click.option("--cache-dir", help="Embedding cache root (default: linker.cache_dir).")
+@click.option("--model", help="open_clip architecture or model config JSON (default: linker.model).")
+@click.option("--pretrained", help="Pretrained tag (default: linker.pretrained).")
+@click.option("--weights", help="Local weights file, or 'random' for a smoke run (default: linker.weights).")
+@click.option("--device", help="auto, cpu, cuda, cuda:N (default: linker.device).")
+@click.option("--threads", type=click.IntRange(min=0), help="CPU threads for torch (default: linker.threads).")
+@click.option("--epochs", type=click.IntRange(min=1), default=10, show_default=True, help="Most epochs to run.")
+@click.option("--batch-size", type=click.IntRange(min=2), default=1024, show_default=True, help="(File, item) rows per batch.")
+@click.option("--lr", type=float, default=1e-3, show_default=True, help="AdamW learning rate of the heads.")
+@click.option("--text-lr", type=float, default=1e-5, show_default=True, help="Learning rate of the text encoder (naive-te).")
+@click.option("--weight-decay", type=float, default=0.01, show_default=True, help="AdamW weight decay.")
+@click.option("--loss", type=click.Choice(["contrastive", "triplet"]), default="contrastive", show_default=True,
+              help="contrastive: relaxed multi-positive (§4.3); triplet: hinge on the hardest in-batch negative.")
+@click.option("--margin", type=float, default=0.2, show_default=True, help="Triplet margin.")
+@click.option("--temperature", type=float, default=0.07, show_default=True, help="Initial contrastive temperature.")
+@click.option("--learn-temperature/--fixed-temperature", default=True, show_default=True, help="Learn the temperature.")
+@click.option("--target-hops", type=click.IntRange(0, 3), default=1, show_default=True,
+              help="Items this many hops above or below a file's item are targets too (0: exact items only).")
+@click.option("--hop-weight", type=float, default=0.5, show_default=True, help="Target weight per hop: hop_weight ** hops.")
+@click.option("--rescale/--no-rescale", default=True, show_default=True, help="Weight rows by inverse batch frequency.")
+@click.option("--val-per-epoch", type=click.IntRange(min=1), default=2, show_default=True, help="Validation passes per epoch.")
+@click.option("--patience", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Stop after this many validation passes without improvement.")
+@click.option("--select", default="R@10", show_default=True,
+              help="Validation metric for early stopping and best.pt: R@1, R@5, R@10, R@100, DivR@10, mAP@10, "
+                   "MRR or val_loss.")
+@click.option("--val-limit", type=click.IntRange(min=0), default=10_000, show_default=True,
+              help="Validation files ranked per pass (0: all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of batches, initialisation and dropout.")
+@click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many steps in all (resumable).")
+@click.option("--resume", is_flag=True, help="Continue the run in --out where it stopped.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
+@click.pass_obj
+def train(obj: CliContext, linker_name: str, data_dir: Path, out_dir: Optional[Path], labels_dir: Optional[Path],
+          images_dir: Optional[Path], cache_dir: Optional[str], model: Optional[str], pretrained: Optional[str],
+          weights: Optional[str], device: Optional[str], threads: Optional[int], progress: Optional[bool],
+          **options: Any) -> None:
+    """Train a linker's head on a dataset: AdamW, relaxed multi-positive contrastive loss
+    with hop targets and inverse batch frequency (or hinge triplet), two validation passes
+    per epoch, early stopping; writes self-describing checkpoints (best.pt is the one to use).
+
+    \b
+    wikivel-bot train --linker naive-mlp --data data/wikivel --out runs/naive-mlp
+    wikivel-bot train --linker naive-mlp --data syn --model syn/tiny-model.json --weights random
+    """
+    from wikivel_bot.train.loop import TrainConfig
+    from wikivel_bot.train.loop import train as run_training
+
+    linker = obj.settings.linker
+    config = TrainConfig(
+        linker=linker_name, data=str(data_dir), out=str(out_dir or Path("runs") / linker_name),
+        labels=str(labels_dir or ""), images=str(images_dir or ""), cache_dir=cache_dir or linker.cache_dir,
+        model=model or linker.model, pretrained=linker.pretrained if pretrained is None else pretrained,
+        weights=linker.weights if weights is None else weights, device=device or linker.device,
+        threads=linker.threads if threads is None else threads, progress=_show(progress), **options,
+    )
+    result = run_training(config)
+    position = result.position
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    click.echo(f"stopped: {position.stopped} after {position.step} steps ({position.epoch} epochs) in {result.seconds:.1f} s")
+    if result.best is not None:
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in result.best_metrics.items())
+        click.echo(f"best: {result.best} (step {position.best_step}; {shown})")
+    click.echo(f"last: {result.last}")
+
+
+def evaluate_checkpoint_mode(obj: CliContext, *, checkpoint: Path, data: Optional[Path], split: str,
+                             labels: Optional[Path], images: Optional[Path], baselines: str, ks: Sequence[int],
+                             hops: Optional[Sequence[int]], report_dir: Optional[Path], limit: Optional[int],
+                             weights: Optional[str], device: Optional[str], fmt: str) -> str:
+    """The ``evaluate --checkpoint`` mode: score it and the baselines, write the report.
+
+    :returns: the text to print (Markdown tables, an HTML page, or JSON).
+    """
+    from wikivel_bot.evaluation import html_page
+    from wikivel_bot.train.evaluate import ALL_HOPS, evaluate_checkpoint
+    from wikivel_bot.train.report import (
+        deeper_table,
+        results_json,
+        table4,
+        write_report,
+    )
+
+    if data is None:
+        raise UsageError("evaluate --checkpoint needs the dataset: give --data DIR")
+    linker = obj.settings.linker
+    names = tuple(b.strip() for b in baselines.split(",") if b.strip())
+    run = evaluate_checkpoint(
+        checkpoint, data, split=split, labels=str(labels or ""), images=str(images or ""),
+        weights=linker.weights if weights is None else weights, device=device or linker.device,
+        cache_dir=linker.cache_dir, baselines=names, ks=ks, hops=hops or ALL_HOPS, limit=limit,
+        progress=_show(None),
+    )
+    if report_dir is not None:
+        written = write_report(run, report_dir)
+        click.echo(f"wrote {', '.join(str(p) for p in written.values())}", err=True)
+    if fmt == "json":
+        return json.dumps(results_json(run), indent=2) + "\n"
+    if fmt == "html":
+        return html_page([table4(run), deeper_table(run)], title="wikivel-bot evaluation")
+    return table4(run).markdown() + "\n" + deeper_table(run).markdown()
