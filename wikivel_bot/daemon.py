@@ -51,6 +51,9 @@ class Parts:
     stop_check: Callable[[], Any]
     maintenance: Callable[[], None]
     description: Dict[str, Any]
+    # Errors after which this daemon must not try to write again (blocked, logged out,
+    # dry-run guard tripped): writing stops until an operator restarts it.
+    fatal_write_errors: tuple = ()
 
 
 class Daemon:
@@ -65,6 +68,8 @@ class Daemon:
         self.worker = f"daemon:{socket.gethostname()}:{os.getpid()}"
         # One document per daemon (several may share a queue); `status` lists them all.
         self.state_name = f"worker:{self.worker}"
+        self._paused_reason = ""
+        self._write_stopped = ""
 
     # -- jobs --------------------------------------------------------------------------
 
@@ -96,19 +101,36 @@ class Daemon:
     def write_job(self) -> None:
         if self.parts.write is None:
             return
+        if self._write_stopped:
+            self._pause(f"writing stopped until restart: {self._write_stopped}")
+            return
         check = self._guard("stop-page", self.parts.stop_check)
         if check is None or check.paused:
-            reason = check.reason if check is not None else "the stop page could not be checked"
-            self._state("writing", {"paused": True, "reason": reason, "at": _now_iso()})
-            event("write", "paused", level=logging.WARNING, reason=reason)
+            self._pause(check.reason if check is not None else "the stop page could not be checked")
             return
+        if self._paused_reason:
+            event("write", "resumed", previous=self._paused_reason)
+            self._paused_reason = ""
         self._state("writing", {"paused": False, "reason": "", "at": _now_iso()})
         for _ in range(max(1, self.settings.write.batch_size)):
             if self.stopping.is_set():
                 return
-            counters = self._guard("write", lambda: self.parts.write(1))  # type: ignore[misc]
+            try:
+                counters = self._guard("write", lambda: self.parts.write(1))  # type: ignore[misc]
+            except self.parts.fatal_write_errors as exc:  # type: ignore[misc]
+                self._write_stopped = " ".join(str(exc).split())
+                event("write", "stopped", level=logging.ERROR, error=self._write_stopped)
+                self._pause(f"writing stopped until restart: {self._write_stopped}")
+                return
             if counters is None or counters.claimed == 0:
                 return
+
+    def _pause(self, reason: str) -> None:
+        """Record that writing is paused; log it once per change of reason, not every round."""
+        self._state("writing", {"paused": True, "reason": reason, "at": _now_iso()})
+        if reason != self._paused_reason:
+            event("write", "paused", level=logging.WARNING, reason=reason)
+            self._paused_reason = reason
 
     def maintenance_job(self) -> None:
         self._guard("maintenance", self.parts.maintenance)
@@ -176,9 +198,12 @@ class Daemon:
             signal.signal(sig, handler)
 
     def _guard(self, stage: str, call: Callable[[], Any]) -> Any:
-        """Run one stage; a failure is logged and remembered for `status`, never fatal."""
+        """Run one stage; a failure is logged and remembered for `status`, never fatal
+        (except the write errors in ``parts.fatal_write_errors``, raised for the caller)."""
         try:
             return call()
+        except self.parts.fatal_write_errors:
+            raise
         except WikivelError as exc:
             message = " ".join(str(exc).split())
         except Exception as exc:  # noqa: BLE001 - the daemon must outlive a bad batch
@@ -264,6 +289,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
         write=write,
         stop_check=lambda: check_stop_page(site, settings.daemon.stop_page, settings.daemon.stop_run_text),
         maintenance=lambda: monitor.maintain(store),
+        fatal_write_errors=(w.WriteStopped, w.WriteRefused),
         description={
             "site": str(site), "dry_run": dry_run, "writing": writing,
             "linker": description.name, "linker_version": description.version,
