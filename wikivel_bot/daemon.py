@@ -117,7 +117,7 @@ class Daemon:
                 return
             try:
                 counters = self._guard("write", lambda: self.parts.write(1))  # type: ignore[misc]
-            except self.parts.fatal_write_errors as exc:  # type: ignore[misc]
+            except self.parts.fatal_write_errors as exc:
                 self._write_stopped = " ".join(str(exc).split())
                 event("write", "stopped", level=logging.ERROR, error=self._write_stopped)
                 self._pause(f"writing stopped until restart: {self._write_stopped}")
@@ -156,8 +156,9 @@ class Daemon:
         started = _now_iso()
         self._state(self.state_name, {**self.parts.description, "worker": self.worker, "started_at": started,
                                       "running": True, "heartbeat": started})
-        event("daemon", "started", worker=self.worker, **{k: v for k, v in self.parts.description.items()
-                                                             if isinstance(v, (str, int, float, bool))})
+        shown: Dict[str, Any] = {k: v for k, v in self.parts.description.items()
+                                 if isinstance(v, (str, int, float, bool))}
+        event("daemon", "started", worker=self.worker, **shown)
         metrics = None
         if s.daemon.metrics_port:
             from wikivel_bot.metrics_endpoint import serve_metrics

@@ -35,7 +35,7 @@ def _value(value: Any) -> str:
 class UtcFormatter(logging.Formatter):
     """``2026-11-21T06:40:01Z LEVEL message``: UTC, because the wiki's times are UTC."""
 
-    converter = time.gmtime
+    converter = time.gmtime  # type: ignore[assignment]  # typeshed narrows the signature
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(message)s", datefmt="%Y-%m-%dT%H:%M:%SZ")

@@ -46,7 +46,7 @@ def link(obj: CliContext, once: bool, limit: Optional[int], linker_name: Optiona
     worker = worker_name("link")
     size = max(1, settings.linker.batch_size)
 
-    def run_linker(files, rejected):  # type: ignore[no-untyped-def]
+    def run_linker(files, rejected):
         return link_files(linker, files, rules=rules, rejected=rejected)
 
     def round_() -> None:

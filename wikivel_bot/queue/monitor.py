@@ -26,10 +26,11 @@ def set_state(store: Store, name: str, value: Dict[str, Any]) -> None:
     write the shared documents (``writing``, ``errors``) at the same moment."""
     now = utcnow()
     row = dict(name=name[:64], value=value, updated_at=now)
+    dialect_insert: Any
     if store.backend == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as dialect_insert
     elif store.backend == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert  # type: ignore[assignment]
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
     else:
         from sqlalchemy.dialects.mysql import insert as mysql_insert
 
@@ -67,12 +68,12 @@ def activity(store: Store, since: timedelta = timedelta(hours=1), now: Optional[
     now = now or utcnow()
     start = now - since
     with store.transaction() as conn:
-        by_state = dict(
+        by_state: Dict[str, int] = dict(
             conn.execute(
                 select(files.c.state, func.count()).where(files.c.updated_at >= start).group_by(files.c.state)
             ).all()
         )
-        edit_counts = dict(
+        edit_counts: Dict[str, int] = dict(
             conn.execute(
                 select(edits.c.outcome, func.count()).where(edits.c.finished_at >= start).group_by(edits.c.outcome)
             ).all()

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import (
-    Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union,
+    Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union,
 )
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Select, Table, func, insert, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
@@ -58,7 +58,7 @@ class Store:
         self,
         engine: Engine,
         claim_lease_s: int = 900,
-        clock: Callable[[], "object"] = utcnow,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         """
         :param engine: from :func:`wikivel_bot.queue.engine.create_engine_for`.
@@ -281,7 +281,7 @@ class Store:
                         evidence={"source": "added by reviewer"},
                     )
                 )
-                cand_id, previous = int(result.inserted_primary_key[0]), CandidateState.PROPOSED.value
+                cand_id, previous = _new_id(result), CandidateState.PROPOSED.value
             else:
                 cand_id, previous = int(row.id), row.state
             if CandidateState(previous) not in states.decision_sources(action):
@@ -301,7 +301,7 @@ class Store:
                     source=source, previous_state=previous, decided_at=now,
                 )
             )
-            return int(result.inserted_primary_key[0])
+            return _new_id(result)
 
     def undo_decision(self, decision_id: int) -> None:
         """Put the pair back to where it was before the decision, if nothing moved since."""
@@ -471,24 +471,24 @@ class Store:
         if target not in states.FILE_MOVES[FileState(state)]:
             raise IllegalTransition(f"file row {file_id} cannot move from {state} to {target.value}")
 
-    def _claimable(self, table: object, now: object) -> object:
-        expired = now - self.claim_lease  # type: ignore[operator]
-        return or_(table.c.claimed_by.is_(None), table.c.claimed_at < expired)  # type: ignore[attr-defined]
+    def _claimable(self, table: Table, now: datetime) -> ColumnElement[bool]:
+        expired = now - self.claim_lease
+        return or_(table.c.claimed_by.is_(None), table.c.claimed_at < expired)
 
-    def _locking(self, query: object) -> object:
+    def _locking(self, query: Select) -> Select:
         """For claims: lock the rows read, skipping rows another worker holds."""
         # SQLite has no row locks; BEGIN IMMEDIATE already serialises writers.
         if self.backend == "sqlite":
             return query
-        return query.with_for_update(skip_locked=True)  # type: ignore[attr-defined]
+        return query.with_for_update(skip_locked=True)
 
-    def _for_update(self, query: object) -> object:
+    def _for_update(self, query: Select) -> Select:
         """For a state check before a change: lock the row, waiting for other holders."""
         if self.backend == "sqlite":
             return query
-        return query.with_for_update()  # type: ignore[attr-defined]
+        return query.with_for_update()
 
-    def _insert_ignore(self, table: object) -> object:
+    def _insert_ignore(self, table: Table) -> Any:
         if self.backend == "postgresql":
             from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -531,3 +531,10 @@ def _edit_target(
         retry_at = now + timedelta(seconds=outcome.retry_after)  # type: ignore[operator]
         return CandidateState.APPROVED, retry_at, "failed"
     return CandidateState.WRITE_FAILED, None, "failed"
+
+
+def _new_id(result: Any) -> int:
+    """The primary key an INSERT just created."""
+    key = result.inserted_primary_key
+    assert key is not None, "INSERT without a primary key"
+    return int(key[0])

@@ -15,6 +15,8 @@ Why these shapes:
 
 from __future__ import annotations
 
+from typing import Any, Dict
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -43,7 +45,7 @@ metadata = MetaData(naming_convention=NAMING)
 
 # MariaDB's default character set may be latin1; titles and labels come in every script.
 # Binary collation because wiki titles are case-sensitive.
-MYSQL_TABLE_OPTIONS = {
+MYSQL_TABLE_OPTIONS: Dict[str, Any] = {
     "mysql_engine": "InnoDB",
     "mysql_charset": "utf8mb4",
     "mysql_collate": "utf8mb4_bin",
