@@ -57,8 +57,14 @@ class FrequencyLinker:
         return ()
 
     def attach(self, label_set: LabelSetView, cache_dir: str = "", progress: bool = False) -> IndexInfo:
-        """Read every item's frequency (nothing is cached: it is one pass over the set)."""
-        counts = np.fromiter((label_set.frequency(q) for q in label_set.qids), dtype=np.float64, count=len(label_set.qids))
+        """Read every item's frequency (nothing is cached: it is one pass over the set).
+
+        The paper's baselines rank by how often each item is itself depicted. A label set's
+        ``frequency`` accumulates counts over 3 hops, which would put generic ancestors
+        ("entity", "object") first; its own ``direct_frequency`` is used where it has one.
+        """
+        count_of = getattr(label_set, "direct_frequency", label_set.frequency)
+        counts = np.fromiter((count_of(q) for q in label_set.qids), dtype=np.float64, count=len(label_set.qids))
         total = counts.sum()
         notes: Tuple[str, ...] = ()
         if total <= 0:
