@@ -212,3 +212,11 @@ def test_review_calibrated_shows_only_candidates_above_the_threshold(queue: str,
     several.write_text(json.dumps(doc))
     run = CliRunner().invoke(main, ["--db-url", queue, "review", "--calibrated", str(several), "--reviewer", "Ann"])
     assert run.exit_code == 2 and "choose one with --linker" in run.output
+
+
+def test_linker_calibrated_setting_is_the_default_thresholds_file(queue: str, tmp_path: Path) -> None:
+    path = thresholds_file(tmp_path / "t.json", 0.8, {"animal": 0.85, "human": 0.7})
+    run = CliRunner().invoke(main, ["--db-url", queue, "export"], env={"WIKIVEL_LINKER_CALIBRATED": str(path)})
+    assert run.exit_code == 0, run.output
+    pairs = [(r["mid"], r["qid"]) for r in csv.DictReader(io.StringIO(run.stdout))]
+    assert pairs == [("M1", "Q146"), ("M1", "Q5")]

@@ -120,6 +120,9 @@ class LinkerSettings:
     # Items never proposed.
     blocklist: Tuple[str, ...] = ()
     batch_size: int = 32
+    # Thresholds from `wikivel-bot calibrate`: suggest, export and review keep only
+    # suggestions that reach their linker's (or super-category's) threshold. Empty = off.
+    calibrated: str = ""
 
 
 @dataclass(frozen=True)

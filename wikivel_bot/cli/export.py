@@ -57,6 +57,7 @@ def export(
     flt = build_filter(obj, chosen, **filters)
     files = iter_review_files(obj.store(), flt)
     calibration = None
+    calibrated = calibrated or obj.settings.linker.calibrated or None
     if calibrated:
         from wikivel_bot.liveeval.apply import filter_review_files
         from wikivel_bot.liveeval.thresholds import filter_for

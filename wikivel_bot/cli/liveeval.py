@@ -21,7 +21,7 @@ _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 CALIBRATED_HELP = ("Only suggestions reaching the thresholds of `wikivel-bot calibrate` for their linker "
-                   "(and super-category, when calibrated per category).")
+                   "(and super-category, when calibrated per category). Default: linker.calibrated.")
 REVIEW_CALIBRATED_HELP = ("Only suggestions of the calibrated linker reaching its overall threshold from "
                           "`wikivel-bot calibrate` (per-category thresholds: use export --calibrated).")
 

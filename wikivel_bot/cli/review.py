@@ -78,6 +78,7 @@ def review(ctx: click.Context, reviewer: Optional[str], calibrated: Optional[str
 
     obj: CliContext = ctx.obj
     name = resolve_reviewer(reviewer, obj.settings.review.reviewer)
+    calibrated = calibrated or obj.settings.linker.calibrated or None
     if calibrated:
         _apply_calibration(obj, calibrated, filters)
     flt = build_filter(obj, (CandidateState.PROPOSED,), **filters)

@@ -133,6 +133,7 @@ def suggest(
     files = read_sources(sources, obj.settings, depicts=depicts, description=description, categories=categories)
     label_set = open_label_set(settings.labels_dir)
     calibration = None
+    calibrated = calibrated or obj.settings.linker.calibrated or None
     if calibrated:  # read before linking: a bad thresholds file fails fast
         from wikivel_bot.liveeval.thresholds import filter_for
 
