@@ -26,7 +26,6 @@ from tests.linker_support import (  # noqa: E402
     write_animals_artifact,
 )
 from wikivel_bot.cli import main  # noqa: E402
-from wikivel_bot.cli import suggest as suggest_module  # noqa: E402
 from wikivel_bot.linker import list_linkers  # noqa: E402
 from wikivel_bot.linker import weights as weights_module  # noqa: E402
 
@@ -87,7 +86,7 @@ def test_suggest_uses_the_starter_label_set_by_default(run, photo):
 
 
 def test_suggest_table_names_random_weights_and_ranking_notes(run, photo, monkeypatch):
-    monkeypatch.setattr(suggest_module, "open_label_set", lambda labels_dir: LABELS)
+    monkeypatch.setattr("wikivel_bot.labels.default_label_set", lambda labels_dir: LABELS)
     result = run("suggest", str(photo), "--linker", "top-k", "--top", "3", "--depicts", "Q5")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -120,15 +119,6 @@ def test_a_corrupt_file_is_reported_and_the_others_are_linked(run, photo, tmp_pa
     assert [f["ok"] for f in doc["files"]] == [False, True]
     assert doc["files"][0]["reason"]
     assert doc["files"][1]["candidates"]
-
-
-def test_commons_inputs_fail_clearly_without_the_fetcher(run, monkeypatch):
-    # As on an install without the Commons side: importing wikivel_bot.commons fails.
-    monkeypatch.setitem(sys.modules, "wikivel_bot.commons", None)
-    result = CliRunner().invoke(main, ["suggest", "File:Cat.jpg", *TINY])
-    assert result.exit_code == 2
-    assert result.stderr.strip().startswith("error: File:Cat.jpg: File:, URL and generator inputs need the Commons fetcher")
-    assert "not available yet" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_missing_path_and_bad_depicts_are_usage_errors(run, photo):

@@ -250,7 +250,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     from wikivel_bot.commons.site import open_repo, open_site
     from wikivel_bot.commons.stop_page import check_stop_page
     from wikivel_bot.commons.thumbnails import ThumbnailClient
-    from wikivel_bot.labels import default_label_set, load_label_set
+    from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.link import link_files, rules_from_settings
     from wikivel_bot.queue import monitor
@@ -260,8 +260,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     poller = UploadPoller(site, settings.poll)
     fetcher = Fetcher.from_settings(site, settings)
     thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
-    labels_dir = settings.linker.labels_dir
-    label_set = load_label_set(labels_dir) if labels_dir else default_label_set(labels_dir)
+    label_set = default_label_set(settings.linker.labels_dir)
     linker = create_linker(settings.linker.name, settings.linker)
     linker.attach(label_set, settings.linker.cache_dir, progress=False)
     rules = rules_from_settings(settings.linker)

@@ -16,6 +16,7 @@ from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Protoco
 
 from wikivel_bot.commons.filters import reason_kind
 from wikivel_bot.commons.outcomes import Deferred, FetchOutcome, Ineligible, Unavailable
+from wikivel_bot.errors import FileUnavailable
 from wikivel_bot.events import event
 from wikivel_bot.types import Cursor, FileState, FileWork, MediaFile, Upload
 
@@ -302,9 +303,7 @@ def link_pending(
     :param link: see :class:`LinkPort`.
     :param worker: this worker's name (claims carry it).
     """
-    from wikivel_bot.errors import FileUnavailable
-
-    works = [w for w in store.claim_files(FileState.FETCHED, max(0, limit), worker)]
+    works = store.claim_files(FileState.FETCHED, max(0, limit), worker)
     counters = LinkCounters(claimed=len(works))
     pending = {w.id: w for w in works}
     try:

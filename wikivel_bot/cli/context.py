@@ -56,10 +56,9 @@ class CliContext:
 
     def label_set(self) -> Any:
         """The label set of ``linker.labels_dir``, or the starter set shipped with the package."""
-        from wikivel_bot.labels import default_label_set, load_label_set
+        from wikivel_bot.labels import default_label_set
 
-        labels_dir = self.settings.linker.labels_dir
-        return load_label_set(labels_dir) if labels_dir else default_label_set(labels_dir)
+        return default_label_set(self.settings.linker.labels_dir)
 
     def linker(self, progress: bool = True) -> Any:
         """The configured linker with its label index attached (torch is imported here).

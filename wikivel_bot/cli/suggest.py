@@ -62,26 +62,9 @@ def read_sources(
 
 
 def _from_commons(sources: Sequence[str], settings: Settings) -> Any:
-    try:
-        from wikivel_bot.commons import suggest_sources
-    except ImportError:
-        raise UsageError(
-            f"{sources[0]}: File:, URL and generator inputs need the Commons fetcher "
-            f"(wikivel_bot.commons), which is not available yet; pass a local image path"
-        ) from None
+    from wikivel_bot.commons import suggest_sources
+
     return suggest_sources(sources, settings)
-
-
-def open_label_set(labels_dir: str) -> Any:
-    """The label set in ``labels_dir``, or the starter set when it is empty.
-
-    :raises UsageError: when the label-set package is not installed yet.
-    """
-    try:
-        from wikivel_bot.labels import default_label_set, load_label_set
-    except ImportError:
-        raise UsageError("label sets are not available yet (wikivel_bot.labels is missing)") from None
-    return load_label_set(labels_dir) if labels_dir else default_label_set(labels_dir)
 
 
 # Unknown options pass through as sources: pywikibot generator arguments look like
@@ -131,7 +114,9 @@ def suggest(
         obj.settings.linker, **{k: v for k, v in overrides.items() if v is not None}
     )
     files = read_sources(sources, obj.settings, depicts=depicts, description=description, categories=categories)
-    label_set = open_label_set(settings.labels_dir)
+    from wikivel_bot.labels import default_label_set
+
+    label_set = default_label_set(settings.labels_dir)
     calibration = None
     calibrated = calibrated or obj.settings.linker.calibrated or None
     if calibrated:  # read before linking: a bad thresholds file fails fast

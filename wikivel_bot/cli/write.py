@@ -19,11 +19,10 @@ from wikivel_bot.cli.poll import worker_name
 
 def _open_site(obj: CliContext) -> Tuple[Any, Any]:
     """(Commons site, Wikibase repository for items) from the settings."""
-    from wikivel_bot.commons.site import open_repo, open_site
+    from wikivel_bot.commons.site import open_repo
 
-    settings = obj.settings
-    site = open_site(settings.site)
-    return site, open_repo(settings.site, site)
+    site = obj.site()
+    return site, open_repo(obj.settings.site, site)
 
 
 def _echo(lines: Any) -> None:
@@ -100,7 +99,7 @@ def revert(obj: CliContext, batch_id: str, dry_run: bool) -> None:
     # Until the store has these methods itself (see queue/revert_queries.py).
     from wikivel_bot.queue.revert_queries import RevertQueue
 
-    queue: Any = store if hasattr(store, "mark_reverted") else RevertQueue(store)
+    queue = RevertQueue(store)
     site, _repo = _open_site(obj)
     reverter = r.StatementReverter(site, tags=settings.write.tags, dry_run=dry)
     counters = r.RevertCounters(batch_id=batch_id)

@@ -30,14 +30,25 @@ RevertOutcome = Union[Written, Skipped, Failed, DryRun]
 
 
 class StatementRow(Protocol):
-    """One statement to revert (``queue.revert_queries.WrittenStatement``)."""
+    """One statement to revert (``queue.revert_queries.WrittenStatement``, read-only)."""
 
-    candidate_id: int
-    page_id: int
-    title: str
-    qid: str
-    prominent: bool
-    statement_id: str
+    @property
+    def candidate_id(self) -> int: ...
+
+    @property
+    def page_id(self) -> int: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def qid(self) -> str: ...
+
+    @property
+    def prominent(self) -> bool: ...
+
+    @property
+    def statement_id(self) -> str: ...
 
 
 class RevertStore(Protocol):

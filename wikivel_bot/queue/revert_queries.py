@@ -12,20 +12,16 @@ still ``written``.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterator, List, Optional
+from typing import List, Optional
 
 from sqlalchemy import insert, select, update
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.sql import Select
 
 from wikivel_bot.core import states
-from wikivel_bot.errors import DatabaseUnavailable, IllegalTransition, NotFound
-from wikivel_bot.queue.engine import redacted_url
+from wikivel_bot.errors import IllegalTransition, NotFound
 from wikivel_bot.queue.rows import to_db_time, utcnow
+from wikivel_bot.queue.store import Store
 from wikivel_bot.queue.tables import candidates, edits, files
 from wikivel_bot.types import CandidateState, EditOutcome
 
@@ -47,13 +43,12 @@ class WrittenStatement:
     revid: int
 
 
-def written_statements(store: object, batch_id: str) -> List[WrittenStatement]:
+def written_statements(store: Store, batch_id: str) -> List[WrittenStatement]:
     """The statements ``batch_id`` wrote whose pairs are still ``written``, oldest first.
 
-    :param store: a ``Store`` (its engine is used).
+    :param store: a ``Store``.
     :raises NotFound: the batch has no audit row at all (a mistyped id).
     """
-    engine: Engine = store.engine  # type: ignore[attr-defined]
     query = (
         select(candidates.c.id, files.c.page_id, files.c.title, candidates.c.qid,
                candidates.c.prominent, edits.c.statement_id, edits.c.revid)
@@ -64,7 +59,7 @@ def written_statements(store: object, batch_id: str) -> List[WrittenStatement]:
                edits.c.statement_id.is_not(None))
         .order_by(edits.c.id)
     )
-    with _begin(engine) as conn:
+    with store.transaction() as conn:
         rows = conn.execute(query).all()
         if not rows and conn.execute(
             select(edits.c.id).where(edits.c.batch_id == batch_id).limit(1)
@@ -78,17 +73,16 @@ def written_statements(store: object, batch_id: str) -> List[WrittenStatement]:
     ]
 
 
-def mark_reverted(store: object, candidate_id: int, batch_id: str, revid: int,
+def mark_reverted(store: Store, candidate_id: int, batch_id: str, revid: int,
                   statement_id: str = "", started_at: Optional[datetime] = None) -> CandidateState:
     """Move a pair ``written`` → ``reverted`` and add a ``reverted`` edits row.
 
     :param revid: the revision that removed the statement.
     :raises IllegalTransition: the pair is not ``written`` (reverted already, or never written).
     """
-    engine: Engine = store.engine  # type: ignore[attr-defined]
     now = utcnow()
-    with _begin(engine) as conn:
-        row = conn.execute(_for_update(engine, select(candidates.c.state).where(
+    with store.transaction() as conn:
+        row = conn.execute(store.for_update(select(candidates.c.state).where(
             candidates.c.id == candidate_id))).first()
         if row is None:
             raise NotFound(f"no candidate {candidate_id}")
@@ -104,7 +98,7 @@ def mark_reverted(store: object, candidate_id: int, batch_id: str, revid: int,
     return CandidateState.REVERTED
 
 
-def record_revert_problem(store: object, candidate_id: int, batch_id: str, outcome: EditOutcome,
+def record_revert_problem(store: Store, candidate_id: int, batch_id: str, outcome: EditOutcome,
                           reason: str, started_at: Optional[datetime] = None) -> None:
     """Keep a revert that was left alone (``skipped``) or failed (``failed``) in the audit
     trail; the pair stays ``written``.
@@ -113,9 +107,8 @@ def record_revert_problem(store: object, candidate_id: int, batch_id: str, outco
     """
     if outcome not in (EditOutcome.SKIPPED, EditOutcome.FAILED):
         raise ValueError(f"a revert problem is skipped or failed, not {outcome.value}")
-    engine: Engine = store.engine  # type: ignore[attr-defined]
     now = utcnow()
-    with _begin(engine) as conn:
+    with store.transaction() as conn:
         conn.execute(insert(edits).values(
             candidate_id=candidate_id, batch_id=batch_id, outcome=outcome.value, revid=None,
             statement_id=None, error=REVERT_PREFIX + reason, attempt=1,
@@ -125,7 +118,7 @@ def record_revert_problem(store: object, candidate_id: int, batch_id: str, outco
 class RevertQueue:
     """The functions above as methods of one store (the shape ``Store`` will have)."""
 
-    def __init__(self, store: object) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
 
     def written_statements(self, batch_id: str) -> List[WrittenStatement]:
@@ -139,19 +132,3 @@ class RevertQueue:
                               reason: str, started_at: Optional[datetime] = None) -> None:
         record_revert_problem(self.store, candidate_id, batch_id, outcome, reason, started_at)
 
-
-@contextmanager
-def _begin(engine: Engine) -> Iterator[Connection]:
-    try:
-        conn = engine.connect()
-    except DBAPIError as exc:
-        raise DatabaseUnavailable(f"cannot connect to {redacted_url(engine)}: {exc.orig}") from None
-    with conn, conn.begin():
-        yield conn
-
-
-def _for_update(engine: Engine, query: Select) -> Select:
-    # SQLite has no row locks (BEGIN IMMEDIATE serialises writers); servers lock the row.
-    if engine.dialect.name == "sqlite":
-        return query
-    return query.with_for_update()

@@ -265,7 +265,7 @@ class Store:
         file_id = self.file_id_of(page_id)
         with self.transaction() as conn:
             row = conn.execute(
-                self._for_update(
+                self.for_update(
                     select(candidates.c.id, candidates.c.state).where(
                         candidates.c.file_id == file_id, candidates.c.qid == qid
                     )
@@ -372,7 +372,7 @@ class Store:
         now = self._now()
         with self.transaction() as conn:
             row = conn.execute(
-                self._for_update(select(candidates.c.state, candidates.c.attempts)
+                self.for_update(select(candidates.c.state, candidates.c.attempts)
                               .where(candidates.c.id == candidate_id))
             ).first()
             if row is None:
@@ -465,7 +465,7 @@ class Store:
             )
 
     def _check_file_move(self, conn: Connection, file_id: int, target: FileState) -> None:
-        state = conn.execute(self._for_update(select(files.c.state).where(files.c.id == file_id))).scalar()
+        state = conn.execute(self.for_update(select(files.c.state).where(files.c.id == file_id))).scalar()
         if state is None:
             raise NotFound(f"no file row {file_id}")
         if target not in states.FILE_MOVES[FileState(state)]:
@@ -482,8 +482,9 @@ class Store:
             return query
         return query.with_for_update(skip_locked=True)
 
-    def _for_update(self, query: Select) -> Select:
-        """For a state check before a change: lock the row, waiting for other holders."""
+    def for_update(self, query: Select) -> Select:
+        """For a state check before a change: lock the row, waiting for other holders
+        (the read queries of ``queue/`` use it too)."""
         if self.backend == "sqlite":
             return query
         return query.with_for_update()
