@@ -1,4 +1,10 @@
-"""Two worker processes claiming from one queue never get the same row, on every backend."""
+"""Two worker processes claiming from one queue never get the same row, on every backend.
+
+Both workers meet at a rendezvous right after their first claim, so each is guaranteed work
+before either can drain the queue: SQLite's lock is not fair, and on a loaded machine one
+process could otherwise take all 400 rows before the other was scheduled (the race then
+proved nothing). After the rendezvous they race freely over the remaining rows.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +20,14 @@ from wikivel_bot.types import DecisionAction, FileState, MediaFile, Upload
 FILES = 400
 
 
-def _fetch_worker(url: str, worker: str, out: "multiprocessing.Queue") -> None:
+def _fetch_worker(url: str, worker: str, out: "multiprocessing.Queue", first_claimed) -> None:
     """Claim files in small batches and mark them fetched until none are left."""
     store = open_store(url)
     got = []
     while True:
         batch = store.claim_files(FileState.DISCOVERED, 7, worker)
+        if not got:
+            first_claimed.wait(timeout=120)  # both hold their first batch before racing on
         if not batch:
             break
         for work in batch:
@@ -29,7 +37,7 @@ def _fetch_worker(url: str, worker: str, out: "multiprocessing.Queue") -> None:
     out.put((worker, got))
 
 
-def _write_worker(url: str, worker: str, out: "multiprocessing.Queue") -> None:
+def _write_worker(url: str, worker: str, out: "multiprocessing.Queue", first_claimed) -> None:
     """Claim approved pairs and record them written until none are left."""
     from wikivel_bot.types import Written
 
@@ -37,6 +45,8 @@ def _write_worker(url: str, worker: str, out: "multiprocessing.Queue") -> None:
     got = []
     while True:
         batch = store.claim_approved(5, worker)
+        if not got:
+            first_claimed.wait(timeout=120)  # both hold their first batch before racing on
         if not batch:
             break
         for edit in batch:
@@ -46,14 +56,14 @@ def _write_worker(url: str, worker: str, out: "multiprocessing.Queue") -> None:
     out.put((worker, got))
 
 
-def _guarded(target, url: str, worker: str, out: "multiprocessing.Queue", start) -> None:
+def _guarded(target, url: str, worker: str, out: "multiprocessing.Queue", start, first_claimed) -> None:
     """Start both workers together; report a crash through the queue instead of hanging."""
     import traceback
 
     try:
         open_store(url).close()  # pay the import and connect cost before the race
         start.wait(timeout=120)
-        target(url, worker, out)
+        target(url, worker, out, first_claimed)
     except BaseException:  # noqa: BLE001 - everything must reach the parent
         out.put((worker, traceback.format_exc()))
 
@@ -61,8 +71,9 @@ def _guarded(target, url: str, worker: str, out: "multiprocessing.Queue", start)
 def _run_pair(target, url: str) -> list:
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
-    start = ctx.Barrier(2)
-    procs = [ctx.Process(target=_guarded, args=(target, url, f"w{i}", out, start)) for i in range(2)]
+    start, first_claimed = ctx.Barrier(2), ctx.Barrier(2)
+    procs = [ctx.Process(target=_guarded, args=(target, url, f"w{i}", out, start, first_claimed))
+             for i in range(2)]
     for p in procs:
         p.start()
     results = [out.get(timeout=180) for _ in procs]
@@ -107,4 +118,5 @@ def test_two_processes_claim_approved_pairs_disjointly(db_url: str, store: Store
     first, second = _run_pair(_write_worker, db_url)
     assert not set(first) & set(second), "an approved pair was claimed by both writers"
     assert len(first) + len(second) == pairs
+    assert first and second, "one writer got no work at all: the test proved nothing"
     assert store.counts()["candidates"]["written"] == pairs
