@@ -119,3 +119,11 @@ CREATE INDEX ix_edits_finished_at ON edits (finished_at);
 
 UPDATE alembic_version SET version_num='0002' WHERE alembic_version.version_num = '0001';
 
+-- Running upgrade 0002 -> 0003
+
+ALTER TABLE candidates ADD COLUMN simulated_at DATETIME;
+
+UPDATE candidates SET state='approved', simulated_at=candidates.updated_at, claimed_by=NULL, claimed_at=NULL WHERE candidates.state = 'dry_run';
+
+UPDATE alembic_version SET version_num='0003' WHERE alembic_version.version_num = '0002';
+

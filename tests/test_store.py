@@ -6,7 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from tests.db_support import open_store
 from wikivel_bot.errors import IllegalTransition, NotFound, UsageError
+from wikivel_bot.queue import migrate
 from wikivel_bot.queue.store import Store
 from wikivel_bot.types import (
     Candidate,
@@ -190,7 +192,6 @@ def test_approved_pairs_are_claimed_for_writing_with_their_reviewer(store: Store
     [
         (Written(revid=99, statement_id="M1$abc"), CandidateState.WRITTEN, "written"),
         (Skipped("already present"), CandidateState.WRITE_SKIPPED, "skipped"),
-        (DryRun("summary"), CandidateState.DRY_RUN, "dry_run"),
         (Failed("protectedpage"), CandidateState.WRITE_FAILED, "failed"),
     ],
 )
@@ -206,6 +207,65 @@ def test_edit_outcomes_move_the_pair(store: Store, outcome, state, edit_outcome)
     (row,) = store.audit_rows(batch_id="batch-1")
     assert (row["outcome"], row["qid"], row["reviewer"], row["page_id"]) == (edit_outcome, "Q146", "Bob", 1)
     assert row["revid"] == getattr(outcome, "revid", None)
+
+
+def test_a_dry_run_keeps_the_approval_for_a_real_write(store: Store) -> None:
+    """Issue 12.1: a simulated write is an audit record; the pair stays approved, a dry-run
+    claimer does not take it again, a real writer does, and a new approval re-arms it."""
+    linked_file(store, 1, ["Q146"])
+    store.record_decision(1, "Q146", DecisionAction.APPROVE, "Bob", "cli")
+    (edit,) = store.claim_approved(1, "dry", dry_run=True)
+    assert store.record_edit(edit.candidate_id, "batch-dry", DryRun("summary"), T0) is CandidateState.APPROVED
+    assert store.counts()["candidates"]["approved"] == 1
+    assert store.claim_approved(1, "dry", dry_run=True) == []  # not simulated every cycle
+    (row,) = store.audit_rows(batch_id="batch-dry")
+    assert (row["outcome"], row["attempt"]) == ("dry_run", 1)
+    # The reviewer may still change their mind, and a new approval is simulated afresh.
+    store.record_decision(1, "Q146", DecisionAction.APPROVE_PROMINENT, "Bob", "cli")
+    (again,) = store.claim_approved(1, "dry", dry_run=True)
+    store.release_candidates([again.candidate_id], "dry")
+    (real,) = store.claim_approved(1, "real")
+    assert (real.candidate_id, real.prominent, real.attempts) == (edit.candidate_id, True, 0)
+    assert store.record_edit(real.candidate_id, "batch-real", Written(revid=5), T0) is CandidateState.WRITTEN
+
+
+def test_a_lease_is_confirmed_renewed_and_released(db_url: str) -> None:
+    """Issue 12.3: a writer keeps its lease alive; a lost lease is detected before the edit;
+    released pairs are claimable at once; `claims()` says who holds what until when."""
+    from tests.writer_support import Clock
+
+    clock = Clock()
+    store = open_store(db_url, claim_lease_s=60, clock=clock)
+    if db_url.startswith("sqlite"):
+        migrate.upgrade(store.engine)
+    try:
+        linked_file(store, 1, ["Q146", "Q144", "Q5"])
+        for qid in ("Q146", "Q144", "Q5"):
+            store.record_decision(1, qid, DecisionAction.APPROVE, "Bob", "cli")
+        first, second, third = store.claim_approved(3, "A")
+        (held,) = store.claims()
+        assert (held["worker"], held["count"], held["table"]) == ("A", 3, "candidates")
+        assert held["expires_at"] == clock() + timedelta(seconds=60)
+
+        clock.advance(50)
+        assert store.confirm_claim(first.candidate_id, "A")
+        assert store.renew_claims("A") == 3
+        clock.advance(50)  # 100 s after the claim, 50 after the renewal: still A's
+        assert store.claim_approved(3, "B") == []
+
+        clock.advance(61)  # A stalled without renewing: B may take the pairs over
+        taken = store.claim_approved(1, "B")
+        assert [t.candidate_id for t in taken] == [first.candidate_id]
+        assert not store.confirm_claim(first.candidate_id, "A"), "A must not edit B's pair"
+        assert store.confirm_claim(first.candidate_id, "B")
+
+        # A gives back what it did not handle: B can take it at once, no lease to wait for.
+        assert store.release_candidates([second.candidate_id, first.candidate_id], "A") == 1
+        assert [t.candidate_id for t in store.claim_approved(5, "B")] == [second.candidate_id, third.candidate_id]
+        assert store.release_claims_of("B") == 3
+        assert store.claims() == []
+    finally:
+        store.close()
 
 
 def test_transient_failure_is_retried_after_its_delay_then_given_up(store: Store) -> None:

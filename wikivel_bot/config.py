@@ -17,8 +17,9 @@ import tomllib
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
+from wikivel_bot.core.secrets import redact_secrets
 from wikivel_bot.errors import ConfigError
 
 DEFAULT_CONFIG_FILE = "wikivel.toml"
@@ -33,8 +34,9 @@ class DbSettings:
     url: str = "sqlite:///db/wikivel.sqlite"
     # Log every SQL statement (debugging only).
     echo: bool = False
-    # Seconds a claimed row stays reserved for a worker; after that a crashed worker's
-    # rows are claimable again.
+    # Seconds a claimed row stays reserved for a worker (at least 10). Writers and the daemon
+    # renew their leases while they work, so this is how long a crashed worker on another
+    # host holds its rows; a dead process on the same host is detected and freed at once.
     claim_lease_s: int = 900
 
 
@@ -135,7 +137,8 @@ class ReviewSettings:
 class WriteSettings:
     # The daemon writes approved statements only when this is true.
     enabled: bool = False
-    # Simulate every write (pywikibot `simulate`); nothing leaves the machine.
+    # Simulate every write (pywikibot `simulate`); nothing leaves the machine. Sticky: if
+    # the file, WIKIVEL_WRITE_DRY_RUN or --dry-run asks for it, it is a dry run.
     dry_run: bool = False
     batch_size: int = 10
     # Change tags added to every edit (must exist and be active on the wiki).
@@ -201,6 +204,7 @@ def load_settings(
         source = str(path)
     sections = _section_types()
     values: Dict[str, Dict[str, Any]] = {name: {} for name in sections}
+    origins: Dict[Tuple[str, str], str] = {}
     for section, table in raw.items():
         if section not in sections:
             raise ConfigError(f"{source}: unknown section [{section}] (known: {', '.join(sections)})")
@@ -208,6 +212,7 @@ def load_settings(
             raise ConfigError(f"{source}: [{section}] must be a table")
         for key, value in table.items():
             values[section][key] = _coerce(sections[section], section, key, value, source)
+            origins[(section, key)] = source
     for name, text in env.items():
         # WIKIVEL_TEST_* belong to the test suite, WIKIVEL_CONFIG names the file itself.
         if not name.startswith(ENV_PREFIX) or name.startswith(ENV_PREFIX + "TEST_"):
@@ -215,9 +220,71 @@ def load_settings(
         if name == CONFIG_PATH_VARIABLE:
             continue
         section, key = _split_env_name(name, sections)
-        values[section][key] = _coerce_env(sections[section], section, key, text, name)
+        value = _coerce_env(sections[section], section, key, text, name)
+        if (section, key) in STICKY_TRUE and values[section].get(key) is True:
+            continue  # a later source can ask for a dry run, never cancel one
+        values[section][key] = value
+        origins[(section, key)] = f"environment variable {name}"
     built = {name: cls(**values[name]) for name, cls in sections.items()}
-    return Settings(**built, source=source)
+    settings = Settings(**built, source=source)
+    _validate(settings, origins)
+    return settings
+
+
+# Switches that only ever turn on: once any source says true, a later one cannot say false
+# (an empty or stray WIKIVEL_WRITE_DRY_RUN must never turn a configured dry run into edits).
+STICKY_TRUE = frozenset({("write", "dry_run")})
+
+# Commons' standard thumbnail widths: other widths are rendered on demand and throttled.
+THUMB_STEPS = (20, 40, 60, 120, 250, 330, 500, 960, 1280, 1920, 3840)
+
+
+def _at_least(low: float) -> Tuple[Callable[[Any], bool], str]:
+    return (lambda v: v >= low), f"at least {low:g}"
+
+
+def _between(low: float, high: float) -> Tuple[Callable[[Any], bool], str]:
+    return (lambda v: low <= v <= high), f"between {low:g} and {high:g}"
+
+
+# Every numeric setting and the range it must be in: checked at load, with the key's name
+# and where the value came from, before anything touches the wiki or the database.
+NUMERIC_RULES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
+    "db.claim_lease_s": _at_least(10),
+    "poll.interval_s": _at_least(1),
+    "poll.min_width": _at_least(0),
+    "poll.min_height": _at_least(0),
+    "poll.max_existing_depicts": _at_least(0),
+    "poll.batch_size": _between(1, 5000),
+    "fetch.thumb_width": ((lambda v: v in THUMB_STEPS),
+                          "one of Commons' thumbnail steps " + ", ".join(map(str, THUMB_STEPS))),
+    "fetch.timeout_s": ((lambda v: v > 0), "more than 0"),
+    "fetch.retries": _between(0, 20),
+    "fetch.max_connections": _between(1, 64),
+    "fetch.max_bytes": _at_least(1),
+    "fetch.batch_size": _between(1, 50),
+    "linker.threads": _between(0, 1024),
+    "linker.top_k": _between(1, 1000),
+    "linker.min_score": _between(-1, 1),
+    "linker.ancestor_margin": _between(0, 2),
+    "linker.batch_size": _between(1, 4096),
+    "write.batch_size": _between(1, 1000),
+    "write.max_attempts": _between(1, 100),
+    "daemon.link_interval_s": _at_least(1),
+    "daemon.maintenance_interval_s": _at_least(1),
+    "daemon.metrics_port": _between(0, 65535),
+}
+
+
+def _validate(settings: "Settings", origins: Mapping[Tuple[str, str], str]) -> None:
+    """Check every numeric setting against :data:`NUMERIC_RULES`; unknown rules are ignored
+    (a section added later validates its own keys the same way)."""
+    for dotted, (ok, wanted) in NUMERIC_RULES.items():
+        section, key = dotted.split(".", 1)
+        value = getattr(getattr(settings, section), key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not ok(value):
+            where = origins.get((section, key), "defaults")
+            raise ConfigError(f"{where}: {dotted} must be {wanted}, not {value!r}")
 
 
 def _section_types() -> Dict[str, type]:
@@ -289,9 +356,10 @@ def _coerce_env(cls: type, section: str, key: str, text: str, name: str) -> Any:
         lowered = text.strip().lower()
         if lowered in ("1", "true", "yes", "on"):
             return True
-        if lowered in ("0", "false", "no", "off", ""):
+        if lowered in ("0", "false", "no", "off"):
             return False
-        raise ConfigError(f"{where} must be true or false, not {text!r}")
+        # Empty is an error, not "false": `WIKIVEL_WRITE_DRY_RUN=` must not mean real edits.
+        raise ConfigError(f"{where} must be true or false (1/0, yes/no, on/off), not {text!r}")
     if kind is int:
         try:
             return int(text)
@@ -308,12 +376,13 @@ def _coerce_env(cls: type, section: str, key: str, text: str, name: str) -> Any:
 
 
 def settings_as_toml(settings: Settings) -> str:
-    """Render settings as TOML (for `wikivel-bot config show`); secrets are not stored here."""
+    """Render settings as TOML (for `wikivel-bot config show`); a password inside a URL (the
+    database URL) is shown as ``***``."""
     lines = []
     for name in _section_types():
         lines.append(f"[{name}]")
         for key, value in dataclasses.asdict(getattr(settings, name)).items():
-            lines.append(f"{key} = {_toml_value(value)}")
+            lines.append(f"{key} = {redact_secrets(_toml_value(value))}")
         lines.append("")
     return "\n".join(lines)
 

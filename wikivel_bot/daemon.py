@@ -34,6 +34,10 @@ log = logging.getLogger("wikivel_bot.daemon")
 # A stage round claims at most this many items before the job yields, so a stop request
 # or a pause is noticed within one batch.
 ROUND_LIMIT = 200
+# Seconds between heartbeats. Each heartbeat also renews this daemon's leases, so a batch
+# that takes longer than the lease is never handed to a second worker; `status` calls a
+# daemon "not responding" when its heartbeat is several intervals old.
+HEARTBEAT_S = 5
 
 
 @dataclass
@@ -154,8 +158,9 @@ class Daemon:
             scheduler.add_job(self.write_job, "interval", seconds=self.write_interval_s, next_run_time=now, id="write")
         scheduler.add_job(self.maintenance_job, "interval", seconds=s.daemon.maintenance_interval_s, id="maintenance")
         started = _now_iso()
+        self._free_dead_claims()
         self._state(self.state_name, {**self.parts.description, "worker": self.worker, "started_at": started,
-                                      "running": True, "heartbeat": started})
+                                      "running": True, "heartbeat": started, "heartbeat_s": HEARTBEAT_S})
         shown: Dict[str, Any] = {k: v for k, v in self.parts.description.items()
                                  if isinstance(v, (str, int, float, bool))}
         event("daemon", "started", worker=self.worker, **shown)
@@ -168,19 +173,32 @@ class Daemon:
         scheduler.start()
         try:
             beat = started
-            while not self.stopping.wait(timeout=5):
+            while not self.stopping.wait(timeout=HEARTBEAT_S):
                 beat = _now_iso()
+                self._guard("leases", lambda: self.parts.store.renew_claims(self.worker))
                 self._state(self.state_name, {**self.parts.description, "worker": self.worker,
-                                              "started_at": started, "running": True, "heartbeat": beat})
+                                              "started_at": started, "running": True, "heartbeat": beat,
+                                              "heartbeat_s": HEARTBEAT_S})
         finally:
             # Waits for the running jobs, which see `stopping` and end after their item.
             scheduler.shutdown(wait=True)
             if metrics is not None:
                 metrics.shutdown()
+            # Claims not handled by a finished job go back at once, not after the lease.
+            self._guard("leases", lambda: self.parts.store.release_claims_of(self.worker))
             self._state(self.state_name, {**self.parts.description, "worker": self.worker,
                                           "started_at": started, "running": False, "heartbeat": beat,
+                                          "heartbeat_s": HEARTBEAT_S,
                                           "stopped_at": _now_iso()})
             event("daemon", "stopped", worker=self.worker)
+
+    def _free_dead_claims(self) -> None:
+        """Take back the claims of daemons and writers on this host that died (kill -9)."""
+        from wikivel_bot.queue.leases import free_dead_local_claims
+
+        freed = self._guard("leases", lambda: free_dead_local_claims(self.parts.store)) or {}
+        for worker, n in freed.items():
+            event("daemon", "released", worker=worker, rows=n, note="that process is gone")
 
     def request_stop(self) -> None:
         self.stopping.set()

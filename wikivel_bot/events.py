@@ -12,6 +12,8 @@ import logging
 import time
 from typing import Any
 
+from wikivel_bot.core.secrets import redact_secrets
+
 LOGGER_NAME = "wikivel_bot.events"
 log = logging.getLogger(LOGGER_NAME)
 
@@ -22,7 +24,7 @@ def event(stage: str, outcome: str, level: int = logging.INFO, **fields: Any) ->
         return
     parts = [f"stage={stage}", f"outcome={outcome}"]
     parts += [f"{key}={_value(value)}" for key, value in fields.items() if value is not None]
-    log.log(level, " ".join(parts))
+    log.log(level, redact_secrets(" ".join(parts)))
 
 
 def _value(value: Any) -> str:

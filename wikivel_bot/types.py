@@ -46,7 +46,6 @@ class CandidateState(str, enum.Enum):
     APPROVED = "approved"  # a human said yes; waiting for the writer
     REJECTED = "rejected"  # a human said no: never proposed or written again
     WRITTEN = "written"  # the statement is on Commons (edits row has the revid)
-    DRY_RUN = "dry_run"  # the writer ran in simulate mode and would have written it
     WRITE_SKIPPED = "write_skipped"  # the writer's re-check said no (reason in edits)
     WRITE_FAILED = "write_failed"  # a permanent error, left for a human
     REVERTED = "reverted"  # the bot removed its own statement again
@@ -175,10 +174,15 @@ class ApprovedEdit:
 
 @dataclass(frozen=True)
 class Written:
-    """The statement was added; ``revid`` is the new revision, ``statement_id`` its GUID."""
+    """The statement was added; ``revid`` is the new revision, ``statement_id`` its GUID.
+
+    ``batch_id``: set when the write was made by an earlier run (recovered after a crash):
+    the batch named in that edit's summary, so ``revert --batch`` finds it.
+    """
 
     revid: int
     statement_id: str = ""
+    batch_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import click
 
 from wikivel_bot import __version__
 from wikivel_bot.cli.context import CliContext
+from wikivel_bot.core.secrets import redact_secrets
 from wikivel_bot.errors import WikivelError
 
 
@@ -26,8 +27,8 @@ class WikivelGroup(click.Group):
         try:
             return super().invoke(ctx)
         except WikivelError as exc:
-            # One line, even when a driver's message spans several.
-            click.echo("error: " + " ".join(str(exc).split()), err=True)
+            # One line, even when a driver's message spans several; never a password.
+            click.echo("error: " + redact_secrets(" ".join(str(exc).split())), err=True)
             ctx.exit(exc.exit_code)
 
 

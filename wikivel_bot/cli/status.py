@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
+from typing import Any, Dict, List, Optional
 
 import click
 
 from wikivel_bot.cli.context import CliContext
+
+# The daemon saves a heartbeat every few seconds (``heartbeat_s`` in its state document); one
+# older than this many intervals (and at least NOT_RESPONDING_MIN_S) means it stopped without
+# saying so (kill -9, OOM, a frozen machine).
+NOT_RESPONDING_INTERVALS = 6
+NOT_RESPONDING_MIN_S = 60.0
 
 
 @click.command()
@@ -25,11 +33,19 @@ def status(obj: CliContext, as_json: bool) -> None:
     daemon = monitor.get_states(store)
     activity = monitor.activity(store)
     problems = monitor.recent_file_problems(store, limit=5)
+    backlog = monitor.approved_backlog(store)
+    claims = [{**c, "expires_at": c["expires_at"].isoformat() + "Z"} for c in store.claims()]
+    now = datetime.now(timezone.utc)
+    for key, info in daemon.items():
+        if key.startswith("worker:"):
+            info["condition"] = daemon_condition(info, now)
     if as_json:
         doc = {
             "database": redacted_url(store.engine),
             "settings": obj.settings.source,
             **counts,
+            "approved_backlog": backlog,
+            "claims": claims,
             "cursors": {
                 s: {"timestamp": c.timestamp.isoformat(), "log_id": c.log_id} for s, c in cursors.items()
             },
@@ -44,7 +60,8 @@ def status(obj: CliContext, as_json: bool) -> None:
     for name in ("files", "candidates"):
         click.echo(f"{name}:")
         for state, n in counts[name].items():
-            click.echo(f"  {state:<14}{n:>10}")
+            click.echo(f"  {state:<14}{n:>10}{_note(name, state, backlog)}")
+    _print_claims(claims)
     click.echo("poll cursors:")
     if not cursors:
         click.echo("  (none yet: nothing polled)")
@@ -68,7 +85,7 @@ def _print_daemon(daemon: dict) -> None:
     if not workers:
         click.echo("daemon: never started on this queue")
     for info in workers:
-        state = "running" if info.get("running") else f"stopped {info.get('stopped_at', '')}"
+        state = info.get("condition") or daemon_condition(info, datetime.now(timezone.utc))
         click.echo(f"daemon {info.get('worker', '?')}: {state} (started {info.get('started_at')}, "
                    f"last heartbeat {info.get('heartbeat', 'none')})")
         click.echo(f"  linker {info.get('linker')} {info.get('linker_version', '')}, "
@@ -83,6 +100,52 @@ def _print_daemon(daemon: dict) -> None:
         click.echo(f"last poll {poll.get('at')}: {poll.get('read')} read, {poll.get('enqueued')} enqueued")
     for error in daemon.get("errors", {}).get("items", [])[-5:]:
         click.echo(f"error {error['at']} {error['stage']}: {error['message']}")
+
+
+def daemon_condition(info: Dict[str, Any], now: datetime) -> str:
+    """"running", "stopped <when>" or "NOT RESPONDING since <last heartbeat>" for one daemon."""
+    if not info.get("running"):
+        return f"stopped {info.get('stopped_at', '')}".strip()
+    beat = _parse_time(info.get("heartbeat"))
+    interval = float(info.get("heartbeat_s") or 5)
+    limit = max(NOT_RESPONDING_MIN_S, NOT_RESPONDING_INTERVALS * interval)
+    if beat is None or (now - beat).total_seconds() > limit:
+        return (f"NOT RESPONDING (last heartbeat {info.get('heartbeat', 'never')}; "
+                "killed or frozen? its claims come back when their lease ends)")
+    return "running"
+
+
+def _parse_time(text: Any) -> Optional[datetime]:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def _note(table: str, state: str, backlog: Dict[str, Any]) -> str:
+    """Why approved pairs are still approved, beside their count."""
+    if table != "candidates" or state != "approved":
+        return ""
+    parts = []
+    if backlog["simulated"]:
+        parts.append(f"{backlog['simulated']} simulated by a dry run, waiting for a real write")
+    if backlog["retry_later"]:
+        parts.append(f"{backlog['retry_later']} waiting to retry (next {backlog['next_retry']})")
+    if backlog["claimed_elsewhere"]:
+        parts.append(f"{backlog['claimed_elsewhere']} claimed by a writer")
+    return f"  ({'; '.join(parts)})" if parts else ""
+
+
+def _print_claims(claims: List[Dict[str, Any]]) -> None:
+    if not claims:
+        click.echo("claims: none held")
+        return
+    click.echo("claims:")
+    for c in claims:
+        click.echo(f"  {c['count']} {c['table']} ({c['state']}) held by {c['worker']} "
+                   f"until {c['expires_at']} unless renewed")
 
 
 @click.group("config")

@@ -15,6 +15,7 @@ import click
 
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.poll import worker_name
+from wikivel_bot.errors import UsageError
 
 
 def _open_site(obj: CliContext) -> Tuple[Any, Any]:
@@ -34,17 +35,28 @@ def _echo(lines: Any) -> None:
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
               help="Approved pairs claimed at a time (default: write.batch_size).")
 @click.option("--dry-run", is_flag=True,
-              help="Simulate: pywikibot's simulate blocks every write request; outcomes are "
-                   "recorded as dry_run (also write.dry_run).")
-@click.option("--once", is_flag=True,
-              help="Write what is approved now and exit (default: keep waiting for approvals).")
+              help="Simulate: pywikibot's simulate blocks every write request. The outcome is "
+                   "an audit record only: pairs stay approved for a later real write, and a "
+                   "pair already simulated since its approval is not simulated again. Also "
+                   "write.dry_run or WIKIVEL_WRITE_DRY_RUN; any one of them makes it a dry run.")
+@click.option("--follow", is_flag=True,
+              help="After writing what is approved now, keep waiting for new approvals "
+                   "(checked every daemon.link_interval_s seconds) until Ctrl-C.")
+@click.option("--once", is_flag=True, hidden=True,
+              help="Write what is approved now and exit (the default; kept for old scripts).")
 @click.pass_obj
-def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, once: bool) -> None:
-    """Write approved depicts statements to Commons. Before each edit the file and its
-    structured data are read again: an item already present, a more specific item present,
-    {{nobots}}, protection or deletion skips the pair with a reason. Edits carry the
-    approver, the tool version and a batch id (for `revert --batch`) in the summary, and
-    use pywikibot's maxlag and put_throttle. Prints written / skipped / failed counts."""
+def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: bool,
+          once: bool) -> None:
+    """Write approved depicts statements to Commons, then exit (--follow keeps waiting).
+    Before each edit the file and its structured data are read again: an item already
+    present, a more specific item present, {{nobots}}, protection or deletion skips the pair
+    with a reason. Edits carry the approver, the tool version and a batch id (for `revert
+    --batch`) in the summary, and use pywikibot's maxlag and put_throttle. Claimed pairs are
+    leased: the lease is renewed while the run works and confirmed right before each edit,
+    and whatever the run did not handle is released when it exits. Prints written / skipped
+    / failed counts."""
+    if once and follow:
+        raise UsageError("--once and --follow contradict each other: choose one")
     settings = obj.settings
     dry = dry_run or settings.write.dry_run
     from wikivel_bot.commons import writer as w
@@ -52,6 +64,10 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, once: bool)
     if dry:
         w.enable_dry_run()  # before the site exists: nothing can be written from here on
     store = obj.store()
+    from wikivel_bot.queue.leases import free_dead_local_claims
+
+    for dead, n in free_dead_local_claims(store).items():
+        click.echo(f"released {n} claims of {dead} (that process is gone)", err=True)
 
     from wikivel_bot.commons.items import ItemClient
     from wikivel_bot.labels import default_label_set
@@ -64,17 +80,40 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, once: bool)
     counters = w.WriteCounters(batch_id=writer.batch_id)
     worker = worker_name("write")
     size = batch_size or settings.write.batch_size
+    if dry:
+        click.echo("dry run: nothing is written; approvals stay approved", err=True)
     try:
         while True:
             w.write_approved(store, writer, batch_size=size, worker=worker,
-                             max_attempts=settings.write.max_attempts, counters=counters)
-            if once:
+                             max_attempts=settings.write.max_attempts, counters=counters,
+                             lease_renewal_s=settings.db.claim_lease_s / 3)
+            if not follow:
                 break
+            click.echo(f"waiting for new approvals (--follow; every "
+                       f"{settings.daemon.link_interval_s} s, Ctrl-C to stop)", err=True)
             time.sleep(settings.daemon.link_interval_s)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
     finally:
         _echo(counters.lines())
+        waiting = _waiting_note(store, dry)
+        if waiting:
+            click.echo(waiting)
+
+
+def _waiting_note(store: Any, dry: bool) -> str:
+    """What is still approved but was not handled, and why (retry time, another writer)."""
+    from wikivel_bot.queue import monitor
+
+    left = monitor.approved_backlog(store)
+    parts = []
+    if left["retry_later"]:
+        parts.append(f"{left['retry_later']} waiting for a retry time (next {left['next_retry']})")
+    if left["claimed_elsewhere"]:
+        parts.append(f"{left['claimed_elsewhere']} claimed by another writer")
+    if dry and left["simulated"]:
+        parts.append(f"{left['simulated']} already simulated (a real `write` writes them)")
+    return ("still approved: " + "; ".join(parts)) if parts else ""
 
 
 @click.command("revert")

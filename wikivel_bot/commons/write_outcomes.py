@@ -110,6 +110,14 @@ def classify(exc: BaseException) -> Optional[ErrorKind]:
         # Our own translated errors, e.g. Wikidata lookups for the hierarchy check.
         return ErrorKind(TRANSIENT, f"wiki: {_text(exc)}", "wiki")
     if isinstance(exc, pe.Error):
+        # pywikibot wraps some failures in a bare Error naming only the page (e.g. a 500 or
+        # a timeout while MediaInfo.get() re-reads the file): the cause decides, so a
+        # transient re-read failure is retried like one on the write.
+        cause = exc.__cause__
+        if type(exc) is pe.Error and cause is not None:
+            inner = classify(cause)
+            if inner is not None:
+                return inner
         return ErrorKind(PERMANENT, f"{type(exc).__name__}: {_text(exc)}")
     return None
 

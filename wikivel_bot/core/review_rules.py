@@ -255,7 +255,6 @@ def format_score(score: Optional[float]) -> str:
 # What a pair's state means to someone who wants to decide it again (import messages).
 _HANDLED = {
     CandidateState.WRITTEN: "written to Commons",
-    CandidateState.DRY_RUN: "written in a dry run",
     CandidateState.WRITE_SKIPPED: "skipped by the writer (see `wikivel-bot audit`)",
     CandidateState.WRITE_FAILED: "failed to write (see `wikivel-bot audit`)",
     CandidateState.REVERTED: "written and reverted",

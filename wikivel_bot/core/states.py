@@ -10,13 +10,14 @@ Files::
 Candidates (one per file and item)::
 
     proposed ──approve──> approved ──write──> written ──revert──> reverted
-       │  ^                  │  └──> dry_run, write_skipped, write_failed
+       │  ^                  │  └──> write_skipped, write_failed
        │  └──undo────────────┘
        └──reject──> rejected   (permanent: the pair is never proposed again)
 
 A write that fails transiently leaves the candidate ``approved`` with a retry time; only a
-permanent failure moves it to ``write_failed``. ``dry_run`` may move back to ``approved`` so a
-trial's approvals can be written for real later.
+permanent failure moves it to ``write_failed``. A dry run changes no state at all: the pair stays
+``approved`` (``simulated_at`` marks it simulated, the audit trail has a ``dry_run`` row), so a
+community trial's approvals are written for real by the next real ``write``.
 """
 
 from __future__ import annotations
@@ -37,10 +38,9 @@ FILE_MOVES: Dict[F, FrozenSet[F]] = {
 
 CANDIDATE_MOVES: Dict[C, FrozenSet[C]] = {
     C.PROPOSED: frozenset({C.APPROVED, C.REJECTED}),
-    C.APPROVED: frozenset({C.PROPOSED, C.REJECTED, C.WRITTEN, C.DRY_RUN, C.WRITE_SKIPPED, C.WRITE_FAILED}),
+    C.APPROVED: frozenset({C.PROPOSED, C.REJECTED, C.WRITTEN, C.WRITE_SKIPPED, C.WRITE_FAILED}),
     C.REJECTED: frozenset({C.PROPOSED}),  # only through an explicit undo
     C.WRITTEN: frozenset({C.REVERTED}),
-    C.DRY_RUN: frozenset({C.APPROVED}),
     C.WRITE_SKIPPED: frozenset({C.APPROVED}),
     C.WRITE_FAILED: frozenset({C.APPROVED}),
     C.REVERTED: frozenset(),

@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 
 from wikivel_bot.queue.rows import utcnow
 from wikivel_bot.queue.store import Store
-from wikivel_bot.queue.tables import daemon_state, edits, files
-from wikivel_bot.types import FileState
+from wikivel_bot.queue.tables import candidates, daemon_state, edits, files
+from wikivel_bot.types import CandidateState, FileState
 
 # How many daemon errors `status` keeps and shows.
 RECENT_ERRORS = 20
@@ -89,6 +89,32 @@ def activity(store: Store, since: timedelta = timedelta(hours=1), now: Optional[
         "edits": {k: int(v) for k, v in edit_counts.items()},
         "waiting": int(waiting),
         "oldest_waiting": oldest.isoformat() + "Z" if oldest else None,
+    }
+
+
+def approved_backlog(store: Store, now: Optional[datetime] = None) -> Dict[str, Any]:
+    """Approved pairs a writer could not take right now, and why: ``retry_later`` (a retry
+    time in the future; ``next_retry`` the earliest, ISO), ``claimed_elsewhere`` (a live
+    lease), ``simulated`` (a dry run simulated them; only a real write takes them)."""
+    now = now or utcnow()
+    approved = candidates.c.state == CandidateState.APPROVED.value
+    held = candidates.c.claimed_at >= now - store.claim_lease
+    with store.transaction() as conn:
+        retry_later, next_retry = conn.execute(
+            select(func.count(), func.min(candidates.c.retry_after))
+            .where(approved, candidates.c.retry_after > now)
+        ).one()
+        claimed = conn.execute(
+            select(func.count()).where(approved, candidates.c.claimed_by.is_not(None), held)
+        ).scalar()
+        simulated = conn.execute(
+            select(func.count()).where(approved, candidates.c.simulated_at.is_not(None))
+        ).scalar()
+    return {
+        "retry_later": int(retry_later or 0),
+        "next_retry": next_retry.isoformat() + "Z" if next_retry else None,
+        "claimed_elsewhere": int(claimed or 0),
+        "simulated": int(simulated or 0),
     }
 
 

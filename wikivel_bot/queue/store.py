@@ -292,7 +292,8 @@ class Store:
                 update(candidates).where(candidates.c.id == cand_id).values(
                     state=states.DECISION_TARGET[action].value,
                     prominent=int(action is DecisionAction.APPROVE_PROMINENT),
-                    reviewer=reviewer, retry_after=None, updated_at=now,
+                    # A new decision is a new approval: a dry run simulates it afresh.
+                    reviewer=reviewer, retry_after=None, simulated_at=None, updated_at=now,
                 )
             )
             result = conn.execute(
@@ -321,18 +322,26 @@ class Store:
 
     # -- writing -----------------------------------------------------------------------
 
-    def claim_approved(self, limit: int, worker: str) -> List[ApprovedEdit]:
-        """Reserve approved pairs whose retry time (if any) has come, oldest first."""
+    def claim_approved(self, limit: int, worker: str, *, dry_run: bool = False) -> List[ApprovedEdit]:
+        """Reserve approved pairs whose retry time (if any) has come, oldest first.
+
+        :param dry_run: the claimer only simulates: pairs a dry run already simulated since
+            their approval are left out, so a dry-run daemon does not simulate the same pair
+            every cycle. A real writer claims every approved pair, simulated or not.
+        """
         now = self._now()
+        conditions = [
+            candidates.c.state == CandidateState.APPROVED.value,
+            or_(candidates.c.retry_after.is_(None), candidates.c.retry_after <= now),
+            self._claimable(candidates, now),
+        ]
+        if dry_run:
+            conditions.append(candidates.c.simulated_at.is_(None))
         with self.transaction() as conn:
             query = (
                 select(candidates.c.id, candidates.c.file_id, candidates.c.qid,
                        candidates.c.prominent, candidates.c.reviewer, candidates.c.attempts)
-                .where(
-                    candidates.c.state == CandidateState.APPROVED.value,
-                    or_(candidates.c.retry_after.is_(None), candidates.c.retry_after <= now),
-                    self._claimable(candidates, now),
-                )
+                .where(*conditions)
                 .order_by(candidates.c.id)
                 .limit(limit)
             )
@@ -358,6 +367,79 @@ class Store:
             for r in rows
         ]
 
+    # -- leases ------------------------------------------------------------------------
+
+    def confirm_claim(self, candidate_id: int, worker: str) -> bool:
+        """Whether ``worker`` still holds the pair, approved: checked right before an edit.
+
+        Renews the lease in the same statement, so the pair cannot change hands between this
+        check and the edit's end (the writer also renews while it works). False when the
+        lease expired and another worker claimed the pair, or a human changed it meanwhile:
+        the caller must not edit.
+        """
+        with self.transaction() as conn:
+            moved = conn.execute(
+                update(candidates).where(
+                    candidates.c.id == candidate_id,
+                    candidates.c.claimed_by == worker,
+                    candidates.c.state == CandidateState.APPROVED.value,
+                ).values(claimed_at=self._now())
+            ).rowcount
+        return moved == 1
+
+    def renew_claims(self, worker: str) -> int:
+        """Extend every lease ``worker`` holds (files and pairs) from now; the count renewed."""
+        now = self._now()
+        renewed = 0
+        with self.transaction() as conn:
+            for table in (files, candidates):
+                renewed += conn.execute(
+                    update(table).where(table.c.claimed_by == worker).values(claimed_at=now)
+                ).rowcount
+        return renewed
+
+    def release_candidates(self, candidate_ids: Sequence[int], worker: str) -> int:
+        """Give back pairs ``worker`` claimed and did not handle (a clean exit or an error
+        before their edit), so the next writer can take them at once."""
+        if not candidate_ids:
+            return 0
+        with self.transaction() as conn:
+            return int(conn.execute(
+                update(candidates).where(
+                    candidates.c.id.in_(list(candidate_ids)), candidates.c.claimed_by == worker
+                ).values(claimed_by=None, claimed_at=None)
+            ).rowcount)
+
+    def release_claims_of(self, worker: str) -> int:
+        """Give back everything ``worker`` holds (it is known to be dead); the count freed."""
+        freed = 0
+        with self.transaction() as conn:
+            for table in (files, candidates):
+                freed += conn.execute(
+                    update(table).where(table.c.claimed_by == worker)
+                    .values(claimed_by=None, claimed_at=None)
+                ).rowcount
+        return freed
+
+    def claims(self) -> List[Dict[str, Any]]:
+        """Held leases, for `status`: one row per (table, state, worker) with the count and
+        when the last of them expires unless renewed (naive UTC)."""
+        now = self._now()
+        out: List[Dict[str, Any]] = []
+        with self.transaction() as conn:
+            for name, table in (("files", files), ("candidates", candidates)):
+                query = (
+                    select(table.c.state, table.c.claimed_by, func.count(),
+                           func.max(table.c.claimed_at))
+                    .where(table.c.claimed_by.is_not(None), self._held(table, now))
+                    .group_by(table.c.state, table.c.claimed_by)
+                    .order_by(table.c.claimed_by)
+                )
+                for state, worker, n, last in conn.execute(query):
+                    out.append(dict(table=name, state=state, worker=worker, count=int(n),
+                                    expires_at=last + self.claim_lease))
+        return out
+
     def record_edit(
         self, candidate_id: int, batch_id: str, outcome: Outcome, started_at: object,
         max_attempts: int = 5,
@@ -366,7 +448,8 @@ class Store:
 
         Transient failures (``Failed`` with ``retry_after``) keep the pair approved with a
         retry time until ``max_attempts`` is used up; then, like permanent failures, it is
-        left as ``write_failed`` for a human.
+        left as ``write_failed`` for a human. A ``DryRun`` changes nothing but the audit trail
+        and the pair's ``simulated_at``: it stays approved for a real write.
         :return: the pair's new state.
         """
         now = self._now()
@@ -382,15 +465,20 @@ class Store:
             current = CandidateState(row.state)
             if target is not current and target not in states.CANDIDATE_MOVES[current]:
                 raise IllegalTransition(f"candidate {candidate_id} is {current.value}, not approved")
-            conn.execute(
-                update(candidates).where(candidates.c.id == candidate_id).values(
-                    state=target.value, attempts=attempt, retry_after=retry_at,
-                    claimed_by=None, claimed_at=None, updated_at=now,
-                )
+            values: Dict[str, Any] = dict(
+                state=target.value, attempts=attempt, retry_after=retry_at,
+                claimed_by=None, claimed_at=None, updated_at=now,
             )
+            if isinstance(outcome, DryRun):
+                # Only an audit record: the approval stays for a later real write, and a
+                # simulation is no attempt at writing.
+                values.update(attempts=row.attempts, retry_after=None, simulated_at=now)
+            conn.execute(update(candidates).where(candidates.c.id == candidate_id).values(**values))
+            # A write recovered after a crash belongs to the run whose summary names it.
+            recorded_batch = getattr(outcome, "batch_id", "") or batch_id
             conn.execute(
                 insert(edits).values(
-                    candidate_id=candidate_id, batch_id=batch_id, outcome=kind,
+                    candidate_id=candidate_id, batch_id=recorded_batch, outcome=kind,
                     revid=getattr(outcome, "revid", None),
                     statement_id=getattr(outcome, "statement_id", None) or None,
                     error=getattr(outcome, "reason", None), attempt=attempt,
@@ -475,6 +563,9 @@ class Store:
         expired = now - self.claim_lease
         return or_(table.c.claimed_by.is_(None), table.c.claimed_at < expired)
 
+    def _held(self, table: Table, now: datetime) -> ColumnElement[bool]:
+        return table.c.claimed_at >= now - self.claim_lease
+
     def _locking(self, query: Select) -> Select:
         """For claims: lock the rows read, skipping rows another worker holds."""
         # SQLite has no row locks; BEGIN IMMEDIATE already serialises writers.
@@ -525,7 +616,7 @@ def _edit_target(
     if isinstance(outcome, Written):
         return CandidateState.WRITTEN, None, "written"
     if isinstance(outcome, DryRun):
-        return CandidateState.DRY_RUN, None, "dry_run"
+        return CandidateState.APPROVED, None, "dry_run"
     if isinstance(outcome, Skipped):
         return CandidateState.WRITE_SKIPPED, None, "skipped"
     if outcome.retry_after is not None and attempt < max_attempts:

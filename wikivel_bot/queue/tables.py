@@ -104,6 +104,9 @@ candidates = Table(
     Column("reviewer", String(255), nullable=True),
     Column("attempts", Integer, nullable=False, default=0),
     Column("retry_after", DateTime, nullable=True),
+    # When a dry run last simulated this approved pair (None: not since its approval). A dry
+    # run never changes the state: the pair stays approved for a later real write.
+    Column("simulated_at", DateTime, nullable=True),
     Column("claimed_by", String(64), nullable=True),
     Column("claimed_at", DateTime, nullable=True),
     Column("created_at", DateTime, nullable=False),

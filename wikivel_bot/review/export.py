@@ -37,9 +37,9 @@ CSV_COLUMNS = (
 # Columns holding free text from the wiki or the label set (guarded against formulas).
 _TEXT_COLUMNS = {"title", "label", "description", "categories", "file_description", "notes"}
 
-# QuickStatements adds statements: only pairs a human approved may become one. dry_run pairs
-# are approvals a trial run did not write.
-QUICKSTATEMENTS_STATES = frozenset({CandidateState.APPROVED, CandidateState.DRY_RUN})
+# QuickStatements adds statements: only pairs a human approved may become one (a dry run
+# leaves them approved).
+QUICKSTATEMENTS_STATES = frozenset({CandidateState.APPROVED})
 
 # Thumbnail width on the wikitext page (a standard thumbnail step).
 WIKITEXT_THUMB_PX = 120
@@ -82,7 +82,7 @@ def export_states(fmt: str, asked: Sequence[str]) -> Tuple[CandidateState, ...]:
         states = tuple(dict.fromkeys(chosen))
     if fmt == "quickstatements" and not set(states) <= QUICKSTATEMENTS_STATES:
         raise UsageError(
-            "QuickStatements exports contain approved pairs only (--state approved or dry_run): "
+            "QuickStatements exports contain approved pairs only (--state approved): "
             "a statement is added only after a human said yes"
         )
     return states
