@@ -53,7 +53,8 @@ def db(tmp_path: Path):
 
 def child_env(wiki, tmp_path: Path, url: str) -> Dict[str, str]:
     """The environment of an operator's shell: pywikibot from its directory, settings from
-    WIKIVEL_* variables (short claim leases, so a killed writer's pairs come back soon)."""
+    WIKIVEL_* variables. The claim lease is the default (15 minutes): a killed writer's pairs
+    must come back because the next writer sees that process is gone, not by waiting."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("WIKIVEL_", "PYWIKIBOT_"))}
     env.update({
@@ -61,7 +62,6 @@ def child_env(wiki, tmp_path: Path, url: str) -> Dict[str, str]:
         "WIKIVEL_DB_URL": url,
         # site.name = commons (the default): write_config registers the test wiki *as*
         # pywikibot's commons family, as an operator's family file would.
-        "WIKIVEL_DB_CLAIM_LEASE_S": "1",
         "WIKIVEL_WRITE_TAGS": "wikivel-bot",
         "PYTHONPATH": str(ROOT),
     })
@@ -96,12 +96,6 @@ def kill_when(proc: subprocess.Popen, ready, what: str, timeout_s: float = 60) -
     assert proc.returncode == -signal.SIGKILL
 
 
-def wait_for_leases(seconds: float = 2.1) -> None:
-    # Leases are whole seconds (claim_lease_s = 1): after this the killed writer's claims
-    # have expired, as they would after claim_lease_s on a real deployment.
-    time.sleep(seconds)
-
-
 def bot_statements(wiki, page_id: int, qid: str) -> List[dict]:
     return [s for s in depicts_on_wiki(wiki, page_id) if targets([s]) == [qid]]
 
@@ -121,10 +115,10 @@ def test_killed_after_the_api_call_before_the_commit(wiki, db, tmp_path) -> None
     assert [r["page_id"] for r in edit_rows(store)] == [10004]  # the write never got recorded
     (saved,) = edits_of(wiki, 10046)
     wiki.faults.clear()
-    wait_for_leases()
 
     writes_before = wiki.write_count()
     out = run_writer(env, tmp_path)
+    assert f"released 1 claims of write:" in out and f":{proc.pid} (that process is gone)" in out
 
     assert wiki.write_count() == writes_before  # nothing was sent again
     assert len(bot_statements(wiki, 10046, "Q146")) == 1
@@ -134,6 +128,11 @@ def test_killed_after_the_api_call_before_the_commit(wiki, db, tmp_path) -> None
     # Recovered from the history: the audit trail has the statement, so revert can find it.
     assert (row["page_id"], row["outcome"], row["statement_id"], row["revid"]) == (
         10046, "written", saved.claim["id"], saved.new_revid)
+    # ... under the batch of the killed run that made the edit (issue 12.6), so that
+    # `revert --batch` with the id from the edit summary finds it.
+    killed_batch = edit_rows(store)[0]["batch_id"]
+    assert row["batch_id"] == killed_batch and f"batch {killed_batch})" in saved.summary
+    assert f"batch {killed_batch}" not in out  # the recovering run has a batch of its own
     assert "1 written" in out
 
 
@@ -149,9 +148,9 @@ def test_killed_during_the_re_read_before_writing(wiki, db, tmp_path) -> None:
     assert wiki.write_count() == 0
     assert states(store) == {(10004, "Q146"): "approved"} and edit_rows(store) == []
     wiki.faults.clear()
-    wait_for_leases()
 
     out = run_writer(env, tmp_path)
+    assert f":{proc.pid} (that process is gone)" in out
     (statement,) = depicts_on_wiki(wiki, 10004)
     assert targets([statement]) == ["Q146"] and statement["rank"] == "preferred"
     assert wiki.write_count() == 1 and wiki.edits[0].tags == ["wikivel-bot"]
@@ -170,16 +169,16 @@ def test_write_and_revert_commands(wiki, site, db, tmp_path) -> None:
     dry = runner.invoke(main, ["write", "--once", "--dry-run"], env=env)
     assert dry.exit_code == 0, dry.output
     assert wiki.write_count() == 0
-    assert "1 dry-run (would have been written)" in dry.output and "1 skipped" in dry.output
-    assert states(store)[(10004, "Q146")] == "dry_run"
+    assert "1 dry-run (would have been written" in dry.output and "1 skipped" in dry.output
+    assert states(store)[(10004, "Q146")] == "approved"  # the trial's approval is kept
 
     from pywikibot import config
 
     config.simulate = False  # a new process would start without it
     approve(store, 10046, "Q146")
-    real = runner.invoke(main, ["write", "--once", "--batch-size", "1"], env=env)
+    real = runner.invoke(main, ["write", "--batch-size", "1"], env=env)
     assert real.exit_code == 0, real.output
-    assert "1 written" in real.output
+    assert "2 written" in real.output
     batch = edit_rows(store)[-1]["batch_id"]
     assert f"batch {batch}" in real.output and batch in wiki.edits[-1].summary
 
@@ -188,8 +187,8 @@ def test_write_and_revert_commands(wiki, site, db, tmp_path) -> None:
 
     undone = runner.invoke(main, ["revert", "--batch", batch], env=env)
     assert undone.exit_code == 0, undone.output
-    assert "1 statements removed" in undone.output
+    assert "2 statements removed" in undone.output
     assert depicts_on_wiki(wiki, 10046) == [] and depicts_on_wiki(wiki, 10004) == []
     assert states(store)[(10046, "Q146")] == "reverted"
-    assert states(store)[(10004, "Q146")] == "dry_run"
+    assert states(store)[(10004, "Q146")] == "reverted"
     assert wiki.edits[-1].action == "wbremoveclaims" and batch in wiki.edits[-1].summary

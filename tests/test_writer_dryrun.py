@@ -36,11 +36,35 @@ def test_dry_run_sends_no_write_and_records_what_it_would_write(wiki, site, queu
     assert depicts_on_wiki(wiki, 10004) == []
     # Everything else ran for real: the re-read and the token request reached the server.
     assert any(r.params.get("meta") == "tokens" for r in wiki.requests)
-    assert states(queue) == {(10004, "Q146"): "dry_run", (10001, "Q146"): "write_skipped"}
+    # The approval is kept: the dry run is only an audit record (issue 12.1).
+    assert states(queue) == {(10004, "Q146"): "approved", (10001, "Q146"): "write_skipped"}
     row = next(r for r in edit_rows(queue) if r["page_id"] == 10004)
     assert row["outcome"] == "dry_run" and row["revid"] is None and row["statement_id"] is None
     assert counters.dry_run == 1 and counters.written == 0
     assert "\n".join(counters.lines()).count("dry-run") == 1
+
+
+def test_a_dry_run_keeps_approvals_for_the_real_write(wiki, site, queue, clock) -> None:
+    """Issue 12.1: a trial's approvals are written by the first real write, exactly once,
+    and a dry run does not simulate the same pair again on its next cycle."""
+    from pywikibot import config
+
+    approve(queue, 10004, "Q146", prominent=True)
+    dry = StatementWriter(site, BATCH, ancestors_of, dry_run=True)
+    assert write_approved(queue, dry, batch_size=5, worker="dry", clock=clock).dry_run == 1
+    again = write_approved(queue, dry, batch_size=5, worker="dry", clock=clock)
+    assert (again.claimed, again.dry_run) == (0, 0)
+    assert wiki.write_count() == 0
+
+    config.simulate = False  # a later, real run (a new process in real life)
+    real = StatementWriter(site, "b-20240502100000-beef", ancestors_of)
+    counters = write_approved(queue, real, batch_size=5, worker="real", clock=clock)
+    assert counters.written == 1 and wiki.write_count() == 1
+    (statement,) = depicts_on_wiki(wiki, 10004)
+    assert statement["rank"] == "preferred"
+    assert states(queue) == {(10004, "Q146"): "written"}
+    assert [r["outcome"] for r in edit_rows(queue)] == ["dry_run", "written"]
+    assert write_approved(queue, real, batch_size=5, worker="real", clock=clock).claimed == 0
 
 
 def test_dry_run_outcome_carries_the_summary(wiki, site, queue, clock) -> None:
@@ -75,7 +99,9 @@ def test_simulate_on_never_yields_a_fake_written(wiki, site, queue, clock) -> No
     approve(queue, 10004, "Q146")
     config.simulate = True
     writer = StatementWriter(site, BATCH, ancestors_of)
-    write_approved(queue, writer, batch_size=5, worker="test", clock=clock)
+    counters = write_approved(queue, writer, batch_size=5, worker="test", clock=clock)
     assert wiki.write_count() == 0
-    assert states(queue)[(10004, "Q146")] == "dry_run"
+    assert (counters.claimed, counters.dry_run, counters.written) == (1, 1, 0)
+    assert states(queue)[(10004, "Q146")] == "approved"
+    assert [r["outcome"] for r in edit_rows(queue)] == ["dry_run"]
 

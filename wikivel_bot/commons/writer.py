@@ -174,6 +174,14 @@ class StatementWriter:
         except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
             return failure_for(exc, edit.attempts)
 
+    @property
+    def simulates(self) -> bool:
+        """Whether writes are simulated: a dry run was asked for, or pywikibot's ``simulate``
+        is on anyway (e.g. in the operator's user-config.py)."""
+        from pywikibot import config
+
+        return self.dry_run or bool(config.simulate)
+
     def summary(self, edit: ApprovedEdit) -> str:
         """The edit summary for ``edit`` in this batch."""
         return edit_summary(edit.qid, edit.reviewer, self.version, self.batch_id, edit.prominent)
@@ -437,7 +445,7 @@ def write_approved(store: WriteQueue, writer: StatementWriter, *, batch_size: in
     done = 0
     while limit is None or done < limit:
         size = batch_size if limit is None else min(batch_size, limit - done)
-        claimed = store.claim_approved(size, worker, dry_run=writer.dry_run)
+        claimed = store.claim_approved(size, worker, dry_run=writer.simulates)
         if not claimed:
             break
         counters.claimed += len(claimed)
