@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.db_support import open_store
+from wikivel_bot.queue import migrate
 from wikivel_bot.types import Cursor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def test_status_before_upgrade_says_what_to_do(tmp_path: Path) -> None:
     assert result.returncode == 3
     assert result.stderr.strip().splitlines() == [
         f"error: the queue database sqlite:///{tmp_path}/q.sqlite is at revision none (empty), "
-        "not 0002: run `wikivel-bot db upgrade`"
+        f"not {migrate.head_revision()}: run `wikivel-bot db upgrade`"
     ]
 
 
@@ -65,7 +66,7 @@ def test_upgrade_then_status_through_the_environment(db_url: str) -> None:
     env = {"WIKIVEL_DB_URL": db_url}
     result = cli("db", "upgrade", env_extra=env)
     assert result.returncode == 0, result.stderr
-    assert "0002" in result.stdout
+    assert migrate.head_revision() in result.stdout
     store = open_store(db_url)
     store.set_cursor("upload-log", Cursor(datetime(2026, 11, 20, 8, 30), 4242))
     store.close()

@@ -128,3 +128,91 @@ def test_cli_reads_wikivel_toml_from_the_working_directory(tmp_path: Path) -> No
     assert _cli("db", "upgrade", cwd=tmp_path).returncode == 0
     result = _cli("config", "show", cwd=tmp_path)
     assert f"{tmp_path}/q.sqlite" in result.stdout and "wikivel.toml" in result.stdout
+
+
+# -- issue 12: dry run is sticky, empty booleans are errors, numbers are in range, secrets hidden
+
+
+def test_a_dry_run_in_the_file_cannot_be_cancelled_by_the_environment(tmp_path: Path) -> None:
+    path = write(tmp_path, "[write]\ndry_run = true\n")
+    for value in ("false", "0", "no", "off"):
+        assert load_settings(path, env={"WIKIVEL_WRITE_DRY_RUN": value}).write.dry_run is True
+    # ... while the environment may still ask for one the file did not.
+    assert load_settings(env={"WIKIVEL_WRITE_DRY_RUN": "yes"}).write.dry_run is True
+
+
+@pytest.mark.parametrize("value", ["", "  ", "ture", "2"])
+def test_an_empty_or_unparsable_boolean_variable_is_an_error(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, "[write]\ndry_run = true\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env={"WIKIVEL_WRITE_DRY_RUN": value})
+    assert "WIKIVEL_WRITE_DRY_RUN must be true or false" in str(info.value)
+
+
+def test_write_refuses_to_start_on_an_empty_dry_run_variable(tmp_path: Path) -> None:
+    """The case seen in the wild: `WIKIVEL_WRITE_DRY_RUN=` beside `dry_run = true` made real
+    edits. Now the command stops before it opens the database or the wiki."""
+    (tmp_path / "wikivel.toml").write_text(
+        f'[db]\nurl = "sqlite:///{tmp_path}/q.sqlite"\n[write]\ndry_run = true\n')
+    for command in (["write"], ["run"]):
+        result = _cli(*command, cwd=tmp_path, env_extra={"WIKIVEL_WRITE_DRY_RUN": ""})
+        assert result.returncode == 2, result.stderr
+        (line,) = result.stderr.strip().splitlines()
+        assert "WIKIVEL_WRITE_DRY_RUN must be true or false" in line
+    assert not (tmp_path / "q.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("[db]\nclaim_lease_s = 0\n", "db.claim_lease_s must be at least 10, not 0"),
+        ("[db]\nclaim_lease_s = -5\n", "db.claim_lease_s must be at least 10, not -5"),
+        ("[write]\nbatch_size = 0\n", "write.batch_size must be between 1 and 1000, not 0"),
+        ("[fetch]\nbatch_size = 51\n", "fetch.batch_size must be between 1 and 50, not 51"),
+        ("[poll]\nbatch_size = -1\n", "poll.batch_size must be between 1 and 5000"),
+        ("[linker]\nbatch_size = 0\n", "linker.batch_size must be between 1 and 4096"),
+        ("[linker]\ntop_k = 0\n", "linker.top_k must be between 1 and 1000, not 0"),
+        ("[fetch]\nthumb_width = 333\n", "fetch.thumb_width must be one of Commons' thumbnail steps"),
+        ("[fetch]\ntimeout_s = 0\n", "fetch.timeout_s must be more than 0"),
+        ("[write]\nmax_attempts = 0\n", "write.max_attempts must be between 1 and 100"),
+        ("[daemon]\nmetrics_port = 70000\n", "daemon.metrics_port must be between 0 and 65535"),
+    ],
+)
+def test_numeric_settings_are_checked_at_load(tmp_path: Path, text: str, needle: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env={})
+    assert needle in str(info.value) and str(path) in str(info.value)
+
+
+def test_numeric_variables_are_checked_with_the_variable_named() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(env={"WIKIVEL_DB_CLAIM_LEASE_S": "0"})
+    assert str(info.value) == (
+        "environment variable WIKIVEL_DB_CLAIM_LEASE_S: db.claim_lease_s must be at least 10, not 0")
+    assert load_settings(env={"WIKIVEL_FETCH_THUMB_WIDTH": "960"}).fetch.thumb_width == 960
+
+
+def test_a_password_in_the_database_url_is_never_printed(tmp_path: Path) -> None:
+    url = "postgresql+psycopg://bot:s3cr%40t-pw@127.0.0.1:1/queue"
+    shown = _cli("config", "show", cwd=tmp_path, env_extra={"WIKIVEL_DB_URL": url})
+    assert shown.returncode == 0, shown.stderr
+    assert "s3cr" not in shown.stdout and "postgresql+psycopg://bot:***@127.0.0.1:1/queue" in shown.stdout
+    # A server that is not there: the error names the URL, without its password.
+    failed = _cli("status", cwd=tmp_path, env_extra={"WIKIVEL_DB_URL": url})
+    assert failed.returncode != 0 and "Traceback" not in failed.stderr
+    assert "s3cr" not in failed.stderr + failed.stdout and "bot:***@" in failed.stderr
+
+
+def test_secrets_are_masked_in_free_text_and_event_lines(caplog: pytest.LogCaptureFixture) -> None:
+    from wikivel_bot.core.secrets import redact_secrets
+    from wikivel_bot.events import event
+
+    assert redact_secrets("mysql+pymysql://u:p@ss:w@host/db and x") == "mysql+pymysql://u:***@host/db and x"
+    assert redact_secrets("connect failed: password=hunter2 host=x") == "connect failed: password=*** host=x"
+    assert redact_secrets("sqlite:///db/wikivel.sqlite") == "sqlite:///db/wikivel.sqlite"
+    assert redact_secrets("https://commons.wikimedia.org/wiki/File:A:B.jpg") == (
+        "https://commons.wikimedia.org/wiki/File:A:B.jpg")
+    with caplog.at_level("INFO", logger="wikivel_bot.events"):
+        event("daemon", "error", error="cannot connect to postgresql://bot:hunter2@db/q")
+    assert "hunter2" not in caplog.text and "bot:***@db/q" in caplog.text

@@ -50,7 +50,8 @@ def daemon_env(wiki: TestWiki, tmp_path: Path, url: str, **extra: str) -> Dict[s
         "PYWIKIBOT_DIR": str(write_config(tmp_path / "pywikibot", wiki)),
         "PYTHONPATH": str(ROOT),
         "WIKIVEL_DB_URL": url,
-        "WIKIVEL_DB_CLAIM_LEASE_S": "5",
+        # The default 15-minute lease: a killed daemon's claims must come back because the
+        # restarted one sees that process is gone, not because a short lease ran out.
         "WIKIVEL_LINKER_MODEL": str(tiny_model_file()),
         "WIKIVEL_LINKER_PRETRAINED": "",
         "WIKIVEL_LINKER_WEIGHTS": "random",
@@ -149,22 +150,27 @@ def test_dry_run_daemon_end_to_end(wiki: TestWiki, tmp_path: Path) -> None:
         # An approval made meanwhile is written — simulated: nothing reaches the wiki.
         writes_before = wiki.write_count()
         qid = approve_first(store, new.pageid)
-        wait_for(lambda: store.counts()["candidates"][CandidateState.DRY_RUN.value] == 1,
+        wait_for(lambda: len(store.audit_rows(page_id=new.pageid)) == 1,
                  "the approval to be handled in dry-run", proc, log)
         assert wiki.write_count() == writes_before == 0
         (row,) = store.audit_rows(page_id=new.pageid)
         assert (row["qid"], row["outcome"], row["reviewer"]) == (qid, "dry_run", "Ann")
+        # The approval is kept for a real write (issue 12.1).
+        assert store.counts()["candidates"][CandidateState.APPROVED.value] == 1
         # The kill switch: anything but "run" pauses writing, and status says why.
         set_stop_page(wiki, "stop — reverting a bad batch")
         wait_for(lambda: monitor.get_states(store).get("writing", {}).get("paused") is True,
                  "writing to pause", proc, log)
-        approve_first(store, linked_page_ids(store)[0])
+        second = linked_page_ids(store)[0]
+        approve_first(store, second)
         time.sleep(3)  # several write rounds (1 s apart) see the stop page meanwhile
-        assert store.counts()["candidates"][CandidateState.APPROVED.value] == 1
+        assert store.audit_rows(page_id=second) == []
         assert "reverting a bad batch" in monitor.get_states(store)["writing"]["reason"]
         set_stop_page(wiki, "run")
-        wait_for(lambda: store.counts()["candidates"][CandidateState.APPROVED.value] == 0,
-                 "writing to resume", proc, log)
+        wait_for(lambda: len(store.audit_rows(page_id=second)) == 1, "writing to resume", proc, log)
+        # Rounds went on meanwhile: the first pair was simulated once, not every cycle.
+        assert [r["outcome"] for r in store.audit_rows(page_id=new.pageid)] == ["dry_run"]
+        assert store.counts()["candidates"][CandidateState.APPROVED.value] == 2
     finally:
         code = stop(proc, log)
     text = log.read_text()

@@ -42,4 +42,5 @@ def test_schema_snapshots_are_current() -> None:
     assert not stale, f"db/ snapshots out of date for {sorted(stale)}: run `make schema`"
     for dialect in migrate.SNAPSHOT_DIALECTS:
         text = snapshot.snapshot_path(dialect).read_text()
-        assert "CREATE TABLE candidates" in text and "CREATE TABLE daemon_state" in text and "0002" in text
+        assert "CREATE TABLE candidates" in text and "CREATE TABLE daemon_state" in text
+        assert migrate.head_revision() in text

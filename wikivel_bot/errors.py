@@ -10,6 +10,7 @@ exit code, so a user mistake never ends in a traceback::
     │   ├── DatabaseUnavailable     cannot connect / wrong URL / driver missing
     │   ├── SchemaOutdated          the database is not at the migration head
     │   ├── IllegalTransition       a state change the queue's rules forbid
+    │   ├── LeaseLost               a worker no longer holds the row it claimed
     │   └── NotFound                no such file / candidate / batch in the queue
     ├── LabelSetError               a label set that is missing, corrupt or mismatched
     │   └── DumpError               a dump that cannot be read (truncated archive, ...)
@@ -60,6 +61,11 @@ class SchemaOutdated(StoreError):
 
 class IllegalTransition(StoreError):
     """A row was asked to move to a state its current state does not allow."""
+
+
+class LeaseLost(StoreError):
+    """The worker's claim on a row expired and another worker took it over (or a human
+    changed the row): the first worker must neither edit nor record anything for it."""
 
 
 class NotFound(StoreError):

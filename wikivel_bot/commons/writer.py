@@ -45,7 +45,7 @@ from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of, parse_entity
 from wikivel_bot.commons.write_outcomes import WriteStopped, failure_for
 from wikivel_bot.core.edit_rules import MAX_HOPS, AncestorLookup, edit_summary, plan_edit
 from wikivel_bot.events import event
-from wikivel_bot.errors import WikiError
+from wikivel_bot.errors import LeaseLost, WikiError
 from wikivel_bot.types import ApprovedEdit, CandidateState, DryRun, Failed, MediaFile, Skipped, Written
 
 Outcome = Union[Written, Skipped, Failed, DryRun]
@@ -66,11 +66,6 @@ _BATCH_IN_SUMMARY = re.compile(r"\bbatch (b-\d{14}-[0-9a-f]{4})\b")
 
 class WriteRefused(WikiError):
     """A dry run was asked for, but pywikibot's ``simulate`` is off: nothing is written."""
-
-
-class LeaseLost(WikiError):
-    """The pair is no longer this writer's (its lease went to another writer, or a human
-    changed it): nothing is written and nothing recorded; whoever holds it now handles it."""
 
 
 def new_batch_id(now: Optional[datetime] = None) -> str:
@@ -158,6 +153,10 @@ class StatementWriter:
         try:
             self._login()
             now = self._read(edit)
+            # Before anything is decided from the re-read (a skip or a recovered write is
+            # recorded too): a pair another writer took over is that writer's to handle.
+            if still_ours is not None and not still_ours():
+                raise LeaseLost(f"{edit.mid} {edit.qid}: another writer holds it now")
             plan = plan_edit(now.media, edit.qid, self.ancestors_of, exists=now.exists,
                              max_hops=self.max_hops)
             if not plan.write:
@@ -334,7 +333,7 @@ class WriteQueue(Protocol):
     def release_candidates(self, candidate_ids: Sequence[int], worker: str) -> int: ...
 
     def record_edit(self, candidate_id: int, batch_id: str, outcome: Outcome, started_at: object,
-                    max_attempts: int = 5) -> CandidateState: ...
+                    max_attempts: int = 5, worker: Optional[str] = None) -> CandidateState: ...
 
 
 class LeaseKeeper:
@@ -468,12 +467,13 @@ def _write_one(store: WriteQueue, writer: StatementWriter, edit: ApprovedEdit, w
     started = clock()
     try:
         outcome = writer.write(edit, still_ours=lambda: store.confirm_claim(edit.candidate_id, worker))
+        state = store.record_edit(edit.candidate_id, writer.batch_id, outcome, started,
+                                  max_attempts, worker=worker)
     except LeaseLost as exc:
         counters.lost += 1
         event("write", "lease-lost", file=edit.mid, item=edit.qid, batch=writer.batch_id,
               reason=str(exc))
         return 0
-    state = store.record_edit(edit.candidate_id, writer.batch_id, outcome, started, max_attempts)
     counters.add(outcome, state)
     event("write", type(outcome).__name__.lower(), file=edit.mid, item=edit.qid,
           batch=getattr(outcome, "batch_id", "") or writer.batch_id, state=state.value,

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from wikivel_bot.core import states
-from wikivel_bot.errors import DatabaseUnavailable, IllegalTransition, NotFound, UsageError
+from wikivel_bot.errors import DatabaseUnavailable, IllegalTransition, LeaseLost, NotFound, UsageError
 from wikivel_bot.queue import migrate
 from wikivel_bot.queue.engine import backend_name, redacted_url
 from wikivel_bot.queue.rows import file_work, media_to_json, to_db_time, utcnow
@@ -442,7 +442,7 @@ class Store:
 
     def record_edit(
         self, candidate_id: int, batch_id: str, outcome: Outcome, started_at: object,
-        max_attempts: int = 5,
+        max_attempts: int = 5, worker: Optional[str] = None,
     ) -> CandidateState:
         """Store the outcome of one write attempt and move the pair accordingly.
 
@@ -450,16 +450,23 @@ class Store:
         retry time until ``max_attempts`` is used up; then, like permanent failures, it is
         left as ``write_failed`` for a human. A ``DryRun`` changes nothing but the audit trail
         and the pair's ``simulated_at``: it stays approved for a real write.
+        :param worker: the lease holder recording; when given, the pair must still be its
+            claim, else :class:`LeaseLost` and nothing is recorded (a second writer that
+            took the pair over records it once, not twice).
         :return: the pair's new state.
         """
         now = self._now()
         with self.transaction() as conn:
             row = conn.execute(
-                self.for_update(select(candidates.c.state, candidates.c.attempts)
-                              .where(candidates.c.id == candidate_id))
+                self.for_update(select(candidates.c.state, candidates.c.attempts,
+                                       candidates.c.claimed_by)
+                                .where(candidates.c.id == candidate_id))
             ).first()
             if row is None:
                 raise NotFound(f"no candidate {candidate_id}")
+            if worker is not None and (row.claimed_by != worker
+                                       or row.state != CandidateState.APPROVED.value):
+                raise LeaseLost(f"candidate {candidate_id} is no longer claimed by {worker}")
             attempt = row.attempts + 1
             target, retry_at, kind = _edit_target(outcome, attempt, max_attempts, now)
             current = CandidateState(row.state)
