@@ -265,8 +265,8 @@ NUMERIC_RULES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "fetch.batch_size": _between(1, 50),
     "linker.threads": _between(0, 1024),
     "linker.top_k": _between(1, 1000),
-    "linker.min_score": _between(-1, 1),
-    "linker.ancestor_margin": _between(0, 2),
+    # linker.min_score is not bounded: trained heads score on their own scale.
+    "linker.ancestor_margin": _at_least(0),
     "linker.batch_size": _between(1, 4096),
     "write.batch_size": _between(1, 1000),
     "write.max_attempts": _between(1, 100),
