@@ -263,7 +263,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     label_set = default_label_set(settings.linker.labels_dir)
     linker = create_linker(settings.linker.name, settings.linker)
     linker.attach(label_set, settings.linker.cache_dir, progress=False)
-    rules = rules_from_settings(settings.linker)
+    rules = rules_from_settings(settings.linker, safety=settings.safety)
 
     def run_linker(files: Any, rejected: Any) -> Any:
         return link_files(linker, files, rules=rules, rejected=rejected)

@@ -129,7 +129,7 @@ def suggest(
 
     linker = create_linker(settings.name, settings)
     index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
-    outcomes = link_files(linker, files, rules=rules_from_settings(settings, top_k))
+    outcomes = link_files(linker, files, rules=rules_from_settings(settings, top_k, safety=obj.settings.safety))
     if calibration is not None:
         from wikivel_bot.liveeval.apply import filter_outcomes
 

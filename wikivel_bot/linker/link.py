@@ -10,7 +10,7 @@ import zlib
 from dataclasses import dataclass
 from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from wikivel_bot.config import LinkerSettings
+from wikivel_bot.config import LinkerSettings, SafetySettings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.core.ranking import (
     RankedItem,
@@ -19,6 +19,7 @@ from wikivel_bot.core.ranking import (
     depicted_exclusions,
     rank_candidates,
 )
+from wikivel_bot.core.safety import NAMED, FileText, SafetyRules
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.base import Linker, LinkerDescription, Query
 from wikivel_bot.linker.images import MAX_PIXELS, decode_image
@@ -57,13 +58,30 @@ class LinkFailed:
 LinkOutcome = Union[Linked, LinkFailed]
 
 
-def rules_from_settings(settings: LinkerSettings, top_k: Optional[int] = None) -> RankingRules:
-    """Ranking rules from ``LinkerSettings`` (``top_k`` overrides ``settings.top_k``)."""
+def rules_from_settings(
+    settings: LinkerSettings, top_k: Optional[int] = None, safety: Optional[SafetySettings] = None
+) -> RankingRules:
+    """Ranking rules from ``LinkerSettings`` (``top_k`` overrides ``settings.top_k``).
+
+    :param safety: ``Settings.safety``; None means its defaults, so a caller that forgets it
+        still withholds named people.
+    """
     return RankingRules(
         top_k=settings.top_k if top_k is None else top_k,
         min_score=settings.min_score,
         ancestor_margin=settings.ancestor_margin,
         blocklist=frozenset(settings.blocklist),
+        safety=safety_rules(safety or SafetySettings()),
+    )
+
+
+def safety_rules(settings: SafetySettings) -> SafetyRules:
+    """The pure safety rules (``core.safety``) from ``Settings.safety``."""
+    return SafetyRules(
+        withhold_people=settings.withhold_people,
+        person_classes=frozenset(settings.person_classes),
+        sensitive_classes=frozenset(settings.sensitive_classes),
+        blocked_classes=frozenset(settings.blocked_classes),
     )
 
 
@@ -127,7 +145,8 @@ def _rank(
     # A deprecated depicts statement says the item is wrong for this file: never propose it.
     rejected_all = set(rejected_qids) | {d.qid for d in media.depicts if d.rank == "deprecated"}
     ranking = rank_candidates(
-        ((qids[i], score) for i, score in hits), label_set, depicted=depicted, rejected=rejected_all, rules=rules
+        ((qids[i], score) for i, score in hits), label_set, depicted=depicted, rejected=rejected_all, rules=rules,
+        text=FileText.of(media.title, media.description, media.categories),
     )
     warnings = tuple(description.warnings)
     candidates = tuple(
@@ -151,6 +170,10 @@ def _evidence(item: RankedItem, description: LinkerDescription, warnings: Tuple[
         "description": item.description,
         "notes": list(item.notes),
     }
+    named = [note for note in item.notes if note.startswith(NAMED)]
+    if named:
+        # A person or sensitive item is proposed only because the file's text names it.
+        evidence["named_in_text"] = named[0]
     if description.random_weights:
         evidence["random_weights"] = True
     if description.checkpoint:
