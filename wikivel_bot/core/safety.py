@@ -254,3 +254,22 @@ def check_item(labels: LabelSetView, qid: str, text: FileText, rules: SafetyRule
         return Verdict(rule, True, f"{rule}: {why}, not named in the file's text")
     name, where = named
     return Verdict(rule, False, f"{NAMED}: {name!r} in the {where} ({rule}, {why})")
+
+
+def rules_from(settings: Any) -> SafetyRules:
+    """:class:`SafetyRules` from ``Settings.safety`` (read by attribute: core does not import
+    the settings module)."""
+    return SafetyRules(
+        withhold_people=bool(settings.withhold_people),
+        person_classes=frozenset(settings.person_classes),
+        sensitive_classes=frozenset(settings.sensitive_classes),
+        blocked_classes=frozenset(settings.blocked_classes),
+    )
+
+
+def describe_rules(rules: SafetyRules) -> str:
+    """One line for ``status`` and ``suggest``: which rules are on."""
+    people = ("named people withheld unless the file's text names them" if rules.withhold_people
+              else "named people NOT withheld (safety.withhold_people = false)")
+    return (f"{people}; {len(rules.sensitive_classes)} sensitive classes; "
+            f"{len(rules.blocked_classes)} blocked classes")

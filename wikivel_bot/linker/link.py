@@ -19,7 +19,7 @@ from wikivel_bot.core.ranking import (
     depicted_exclusions,
     rank_candidates,
 )
-from wikivel_bot.core.safety import NAMED, FileText, SafetyRules
+from wikivel_bot.core.safety import NAMED, FileText, SafetyRules, rules_from
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.base import Linker, LinkerDescription, Query
 from wikivel_bot.linker.images import MAX_PIXELS, decode_image
@@ -77,12 +77,7 @@ def rules_from_settings(
 
 def safety_rules(settings: SafetySettings) -> SafetyRules:
     """The pure safety rules (``core.safety``) from ``Settings.safety``."""
-    return SafetyRules(
-        withhold_people=settings.withhold_people,
-        person_classes=frozenset(settings.person_classes),
-        sensitive_classes=frozenset(settings.sensitive_classes),
-        blocked_classes=frozenset(settings.blocked_classes),
-    )
+    return rules_from(settings)
 
 
 def link_files(
