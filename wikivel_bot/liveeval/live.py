@@ -252,6 +252,8 @@ class _Context:
                 page_url=file_page_url(media.title, self.settings.site.api_url, self.settings.site.name),
                 thumb_url=media.thumb_url,
             )
+            # What the safety rules withheld for this file goes into the report's counts.
+            result = dataclasses.replace(result, withheld=outcome.ranking.withheld_by_rule())
             self.counts.evaluated += 1
             self.sink(result)
 
