@@ -29,6 +29,9 @@ from wikivel_bot.types import Candidate, MediaFile
 # The linker returns more than top_k so that rule-based drops (depicted ancestors, rejected
 # pairs, a suppressed ancestor per kept item) still leave top_k to propose.
 OVERFETCH = 3
+# With the safety rules on, named people and sensitive items are dropped too; they are a
+# large share of a full label set (humans are its biggest super-category), so fetch more.
+SAFETY_OVERFETCH = 2
 
 
 @dataclass(frozen=True)
@@ -189,7 +192,8 @@ def _fetch_k(
         depicted = [d.qid for d in media.depicts]
         dropped = len(depicted_exclusions(depicted, label_set, rules.max_hops))
         excluded = max(excluded, dropped + len(rejected.get(media.page_id, ())))
-    return rules.top_k * OVERFETCH + excluded + len(rules.blocklist)
+    overfetch = OVERFETCH * (SAFETY_OVERFETCH if rules.safety is not None else 1)
+    return rules.top_k * overfetch + excluded + len(rules.blocklist)
 
 
 def _seed(media: MediaFile) -> int:
