@@ -168,10 +168,11 @@ class SafetySettings:
     person_classes: Tuple[str, ...] = ("Q5",)
     # Items under these classes (1-3 hops of P31/P279, subclasses included) are withheld
     # unless the file's text names them; [] switches the rule off. Default: ethnic group,
-    # religion, sexual orientation, gender identity, disease, mental disorder, disability,
-    # political ideology, political party, trade union (docs/operator.md).
+    # religion, religious denomination, sexual orientation, gender identity, disease,
+    # mental disorder, disability, political ideology, political party, trade union
+    # (docs/operator.md).
     sensitive_classes: Tuple[str, ...] = (
-        "Q41710", "Q9174", "Q17888", "Q48264", "Q12136", "Q12135", "Q12131", "Q12909644",
+        "Q41710", "Q9174", "Q13414953", "Q17888", "Q48264", "Q12136", "Q12135", "Q12131", "Q12909644",
         "Q7278", "Q178790",
     )
     # These classes and everything under them are never suggested, named or not.

@@ -51,6 +51,7 @@ HUMAN = "Q5"
 DEFAULT_SENSITIVE_CLASSES: Mapping[str, str] = {
     "Q41710": "ethnic group",
     "Q9174": "religion",
+    "Q13414953": "religious denomination",
     "Q17888": "sexual orientation",
     "Q48264": "gender identity",
     "Q12136": "disease",
