@@ -183,11 +183,17 @@ def coverage_note(labels: Any) -> str:
             "rebuild the set to tell them apart")
 
 
-def _under(labels: LabelSetView, qid: str, classes: FrozenSet[str], max_hops: int) -> Optional[Tuple[str, int]]:
-    """(class, hops) of the nearest listed class above ``qid`` within ``max_hops``."""
+def _under(labels: LabelSetView, qid: str, classes: FrozenSet[str], max_hops: int,
+           ancestors: Optional[Mapping[str, int]] = None) -> Optional[Tuple[str, int]]:
+    """(class, hops) of the nearest listed class above ``qid`` within ``max_hops``.
+
+    :param ancestors: ``labels.ancestors(qid, max_hops)`` when the caller has it already.
+    """
     if not classes:
         return None
-    found = [(hops, cls) for cls, hops in labels.ancestors(qid, max_hops).items() if cls in classes]
+    if ancestors is None:
+        ancestors = labels.ancestors(qid, max_hops)
+    found = [(hops, cls) for cls, hops in ancestors.items() if cls in classes]
     if not found:
         return None
     hops, cls = min(found)
@@ -232,10 +238,12 @@ def check_item(labels: LabelSetView, qid: str, text: FileText, rules: SafetyRule
         :data:`NAMED` note as reason.
     """
     hops = max(1, min(rules.max_hops, 3))
+    # One closure lookup serves the blocked and the sensitive classes.
+    ancestors = labels.ancestors(qid, hops) if (rules.blocked_classes or rules.sensitive_classes) else {}
     if rules.blocked_classes:
         if qid in rules.blocked_classes:
             return Verdict(BLOCKED_CLASS, True, f"{BLOCKED_CLASS}: {_label(labels, qid)} is on safety.blocked_classes")
-        found = _under(labels, qid, rules.blocked_classes, hops)
+        found = _under(labels, qid, rules.blocked_classes, hops, ancestors)
         if found:
             return Verdict(BLOCKED_CLASS, True,
                            f"{BLOCKED_CLASS}: under {_label(labels, found[0])} ({found[1]} hop{'s' * (found[1] > 1)})")
@@ -245,7 +253,7 @@ def check_item(labels: LabelSetView, qid: str, text: FileText, rules: SafetyRule
         if person_class:
             rule, why = PEOPLE, f"instance of {_label(labels, person_class)}"
     if not rule and rules.sensitive_classes:
-        found = _under(labels, qid, rules.sensitive_classes, hops)
+        found = _under(labels, qid, rules.sensitive_classes, hops, ancestors)
         if found:
             rule, why = SENSITIVE, f"under {_label(labels, found[0])} ({found[1]} hop{'s' * (found[1] > 1)})"
     if not rule:
