@@ -206,3 +206,24 @@ def test_the_artifact_keeps_instance_of_and_old_sets_fall_back_with_a_note(tmp_p
     assert check_item(legacy, "Q76", FileText(), DEFAULT).withheld
     assert check_item(legacy, "Q467", FileText(), DEFAULT).withheld
     assert not check_item(loaded, "Q467", FileText(), DEFAULT).withheld
+
+
+def test_a_set_built_from_the_dumps_stores_instance_of_and_info_says_so(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from tests.fixtures.dumps import make_fixtures
+    from wikivel_bot.cli import main
+    from wikivel_bot.labels.build import build_from_dumps
+
+    dumps = Path(__file__).parent / "fixtures" / "dumps"
+    built = build_from_dumps(tmp_path / "set", wikidata_dump=dumps / f"{make_fixtures.WIKIDATA}.bz2",
+                             mediainfo_dump=dumps / f"{make_fixtures.MEDIAINFO}.bz2", min_freq=0)
+    labels = load_label_set(built.path, verify=True)
+    assert labels.has_instance_of
+    # Marie Curie's deprecated P31 (house cat) is skipped like every deprecated statement.
+    assert labels.instance_of("Q7186") == ["Q5"] and labels.instance_of("Q937") == ["Q5"]
+    assert labels.instance_of("Q5") == []  # human is a subclass (P279) of an ancestor, no P31 here
+    assert check_item(labels, "Q937", FileText(), DEFAULT).withheld
+    assert not check_item(labels, "Q5", FileText(), DEFAULT).withheld
+    info = CliRunner().invoke(main, ["labels", "info", str(built.path)])
+    assert "P31:       stored (instance of)" in info.output
