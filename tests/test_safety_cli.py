@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 from click.testing import CliRunner  # noqa: E402
 
 from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file  # noqa: E402
-from tests.test_safety import LABELS, PEOPLE_QIDS  # noqa: E402
+from tests.safety_support import LABELS, PEOPLE_QIDS  # noqa: E402
 from wikivel_bot.cli import main  # noqa: E402
 from wikivel_bot.core.safety import NAMED, PEOPLE, SENSITIVE  # noqa: E402
 from wikivel_bot.labels import write_label_set  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("torch")
 
 from tests.linker_support import image_bytes, tiny_settings  # noqa: E402
-from tests.test_safety import LABELS, PEOPLE_QIDS  # noqa: E402
+from tests.safety_support import LABELS, PEOPLE_QIDS  # noqa: E402
 from wikivel_bot.config import SafetySettings, load_settings  # noqa: E402
 from wikivel_bot.core.safety import NAMED, PEOPLE, SENSITIVE  # noqa: E402
 from wikivel_bot.labels import default_label_set  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("torch")
 
 from tests.linker_support import image_bytes, tiny_settings  # noqa: E402
-from tests.test_safety import LABELS, PEOPLE_QIDS  # noqa: E402
+from tests.safety_support import LABELS, PEOPLE_QIDS  # noqa: E402
 from wikivel_bot import pipeline  # noqa: E402
 from wikivel_bot.core.review_rules import ReviewFilter  # noqa: E402
 from wikivel_bot.core.safety import PEOPLE, SENSITIVE  # noqa: E402
