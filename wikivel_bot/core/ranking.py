@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import (
     AbstractSet,
+    Any,
     Dict,
     FrozenSet,
     Iterable,
@@ -30,6 +31,7 @@ from typing import (
     Mapping,
     Optional,
     Tuple,
+    cast,
 )
 
 from wikivel_bot.core.labelset import LabelSetView
@@ -184,6 +186,9 @@ def rank_candidates(
     withheld: List[DroppedItem] = []
     safety_notes: Dict[str, str] = {}
     file_text = text or FileText()
+    if rules.safety is not None:
+        # The safety rules and the hierarchy step ask for the same ancestors: look each up once.
+        labels = cast(LabelSetView, _AncestorMemo(labels))
     for qid, score in ordered:
         reason = _exclusion_reason(qid, score, excluded, rejected, rules)
         if reason is None and rules.safety is not None:
@@ -213,6 +218,23 @@ def rank_candidates(
     cutoff = top[-1][1] if top and len(top) >= rules.top_k else float("-inf")
     counted = tuple(w for w in withheld if w.score >= cutoff) if rules.top_k > 0 else ()
     return Ranking(tuple(items), tuple(dropped), counted)
+
+
+class _AncestorMemo:
+    """A label set whose ``ancestors`` answers are remembered for one ranking."""
+
+    def __init__(self, labels: LabelSetView) -> None:
+        self._labels = labels
+        self._ancestors: Dict[Tuple[str, int], Mapping[str, int]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._labels, name)
+
+    def ancestors(self, qid: str, max_hops: int = 3) -> Mapping[str, int]:
+        key = (qid, max_hops)
+        if key not in self._ancestors:
+            self._ancestors[key] = self._labels.ancestors(qid, max_hops)
+        return self._ancestors[key]
 
 
 def _exclusion_reason(
