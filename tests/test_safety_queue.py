@@ -24,6 +24,8 @@ from wikivel_bot.linker import create_linker  # noqa: E402
 from wikivel_bot.linker.link import link_files, rules_from_settings  # noqa: E402
 from wikivel_bot.queue.reviews import iter_review_files  # noqa: E402
 from wikivel_bot.review.export import write_export  # noqa: E402
+from wikivel_bot.review.session import ReviewSession  # noqa: E402
+from wikivel_bot.review.terminal import render  # noqa: E402
 from wikivel_bot.types import MediaFile, Upload  # noqa: E402
 
 T0 = datetime(2024, 5, 1, 8, 0, tzinfo=timezone.utc)
@@ -80,3 +82,9 @@ def test_withheld_suggestions_are_stored_counted_and_exported(store, linker):
                         datetime(2024, 5, 2, tzinfo=timezone.utc)).withheld == {PEOPLE: 5, SENSITIVE: 8}
     curie = [json.loads(line) for line in jsonl.getvalue().splitlines() if '"Q7186"' in line]
     assert curie and "named in the file's text" in curie[0]["notes"][0]
+    # The terminal review shows the counts of the file under review.
+    session = ReviewSession(store, "Ann")
+    session.start()
+    assert session.current.file.page_id == 501
+    screen = render(session, width=200)
+    assert "withheld:    3 named person, 4 sensitive class (safety rules)" in screen
