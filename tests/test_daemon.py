@@ -116,6 +116,24 @@ def settled(store: Store) -> bool:
     return counts["discovered"] == 0 and counts["fetched"] == 0 and counts["linked"] > 0
 
 
+def proposed_qids(store: Store) -> set:
+    from sqlalchemy import select
+
+    from wikivel_bot.queue.tables import candidates
+
+    with store.transaction() as conn:
+        return set(conn.execute(select(candidates.c.qid)).scalars())
+
+
+def starter_people() -> set:
+    from wikivel_bot.labels import default_label_set
+
+    starter = default_label_set()
+    people = {q for q in starter.qids if starter.instance_of(q) == ["Q5"]}
+    assert len(people) >= 50
+    return people
+
+
 def set_stop_page(wiki: TestWiki, text: str) -> None:
     page = wiki.store.page(STOP_PAGE)
     wiki.store.add_revision(page, {"main": ("wikitext", text)}, user="Admin", comment="kill switch")
@@ -144,6 +162,8 @@ def test_dry_run_daemon_end_to_end(wiki: TestWiki, tmp_path: Path) -> None:
     proc = start_daemon(daemon_env(wiki, tmp_path, url), tmp_path, "--dry-run", log=log)
     try:
         wait_for(lambda: settled(store), "the fixture uploads to be linked", proc, log)
+        # The default safety settings hold on the starter set: no person is proposed.
+        assert not proposed_qids(store) & starter_people()
         # An upload while the daemon runs is picked up.
         new = wiki.add_upload("Daemon test upload.jpg", width=640, height=480)
         wait_for(lambda: new.pageid in linked_page_ids(store), "the new upload to be linked", proc, log)

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from wikivel_bot.core.secrets import redact_secrets
 from wikivel_bot.errors import ConfigError
+from wikivel_bot.types import is_qid
 
 DEFAULT_CONFIG_FILE = "wikivel.toml"
 ENV_PREFIX = "WIKIVEL_"
@@ -161,6 +162,36 @@ class DaemonSettings:
 
 
 @dataclass(frozen=True)
+class SafetySettings:
+    # Never suggest a named person (an instance of human, Q5, or of person_classes) from the
+    # image alone; only when the file's own text names them. false only with the
+    # community's consent: suggest and status say so while it is off.
+    withhold_people: bool = True
+    # Instances of these classes are people too (e.g. Q15632617 fictional human).
+    person_classes: Tuple[str, ...] = ("Q5",)
+    # Items under these classes (1-3 hops of P31/P279, subclasses included) are withheld
+    # unless the file's text names them; [] switches the rule off. Default: ethnic group,
+    # religion, religious denomination, sexual orientation, gender identity, disease,
+    # mental disorder, disability, political ideology, political party, trade union
+    # (docs/operator.md).
+    sensitive_classes: Tuple[str, ...] = (
+        "Q41710", "Q9174", "Q13414953", "Q17888", "Q48264", "Q12136", "Q12135", "Q12131", "Q12909644",
+        "Q7278", "Q178790",
+    )
+    # These classes and everything under them are never suggested, named or not.
+    blocked_classes: Tuple[str, ...] = ()
+    # Files using one of these templates are not linked (opt-outs on the description page).
+    skip_templates: Tuple[str, ...] = ("Personality rights",)
+
+    def __post_init__(self) -> None:
+        # A misspelt class would silently withhold nothing: fail at load with the key's name.
+        for key in ("person_classes", "sensitive_classes", "blocked_classes"):
+            for value in getattr(self, key):
+                if not is_qid(value):
+                    raise ConfigError(f"safety.{key}: {value!r} is not a Wikidata item id (like Q5)")
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything wikivel-bot can be configured with. Build with :func:`load_settings`."""
 
@@ -172,6 +203,7 @@ class Settings:
     review: ReviewSettings = field(default_factory=ReviewSettings)
     write: WriteSettings = field(default_factory=WriteSettings)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    safety: SafetySettings = field(default_factory=SafetySettings)
     # Where the settings came from, for `status` and error messages.
     source: str = "defaults"
 

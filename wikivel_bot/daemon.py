@@ -270,7 +270,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.link import link_files, rules_from_settings
+    from wikivel_bot.linker.link import link_files, rules_from_settings, safety_rules
     from wikivel_bot.queue import monitor
 
     worker = f"daemon:{socket.gethostname()}:{os.getpid()}"
@@ -281,7 +281,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     label_set = default_label_set(settings.linker.labels_dir)
     linker = create_linker(settings.linker.name, settings.linker)
     linker.attach(label_set, settings.linker.cache_dir, progress=False)
-    rules = rules_from_settings(settings.linker)
+    rules = rules_from_settings(settings.linker, safety=settings.safety)
 
     def run_linker(files: Any, rejected: Any) -> Any:
         return link_files(linker, files, rules=rules, rejected=rejected)
@@ -311,7 +311,9 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
         description={
             "site": str(site), "dry_run": dry_run, "writing": writing,
             "linker": description.name, "linker_version": description.version,
-            "warnings": list(description.warnings), "label_set": label_set.content_hash,
+            # Switched-off safety rules travel with the daemon's state, so `status` shows them.
+            "warnings": list(description.warnings) + list(safety_rules(settings.safety).off_notes()),
+            "label_set": label_set.content_hash,
             "stop_page": settings.daemon.stop_page,
         },
     )

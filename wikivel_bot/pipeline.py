@@ -79,7 +79,8 @@ class QueueStore(Protocol):
 
     def rejected_items(self, file_id: int) -> AbstractSet[str]: ...
 
-    def save_candidates(self, file_id: int, proposed: Sequence[object]) -> int: ...
+    def save_candidates(self, file_id: int, proposed: Sequence[object],
+                        withheld: Optional[Sequence[Mapping[str, object]]] = None) -> int: ...
 
 
 @dataclass
@@ -273,6 +274,8 @@ class LinkCounters:
     candidates: int = 0
     unavailable: Counter = field(default_factory=Counter)
     deferred: int = 0
+    # Suggestions the safety rules withheld, by rule (named person, sensitive class, ...).
+    withheld: Counter = field(default_factory=Counter)
 
     def add(self, other: "LinkCounters") -> None:
         self.claimed += other.claimed
@@ -280,6 +283,7 @@ class LinkCounters:
         self.candidates += other.candidates
         self.unavailable.update(other.unavailable)
         self.deferred += other.deferred
+        self.withheld.update(other.withheld)
 
     def lines(self) -> List[str]:
         out = [f"{self.claimed} files claimed", f"{self.linked} linked",
@@ -287,6 +291,8 @@ class LinkCounters:
                f"{sum(self.unavailable.values())} unavailable"]
         out += [f"    {n} {kind}" for kind, n in sorted(self.unavailable.items()) if n]
         out.append(f"{self.deferred} deferred (to be tried again)")
+        out.append(f"{sum(self.withheld.values())} suggestions withheld by the safety rules")
+        out += [f"    {n} {rule}" for rule, n in sorted(self.withheld.items()) if n]
         return out
 
 
@@ -332,16 +338,27 @@ def link_pending(
             if found is None:
                 _unavailable(store, work, str(getattr(outcome, "reason", "linker gave no result")), counters)
             else:
-                saved = store.save_candidates(work.id, list(found))
+                withheld = _withheld(outcome)
+                saved = store.save_candidates(work.id, list(found), withheld=withheld)
                 counters.candidates += saved
                 counters.linked += 1
+                counters.withheld.update(str(w["rule"]) for w in withheld)
                 event("link", "linked", file=work.mid, candidates=saved,
-                      top=found[0].qid if found else None)
+                      top=found[0].qid if found else None, withheld=len(withheld))
             pending.pop(work.id, None)
     finally:
         if pending:
             store.release_files(list(pending))
     return counters
+
+
+def _withheld(outcome: object) -> List[Dict[str, object]]:
+    """What the safety rules withheld for a linked file, as stored with the file."""
+    ranking = getattr(outcome, "ranking", None)
+    return [
+        {"qid": w.qid, "rule": w.rule, "reason": w.reason, "score": round(float(w.score), 6)}
+        for w in getattr(ranking, "withheld", ())
+    ]
 
 
 def _unavailable(store: QueueStore, work: FileWork, reason: str, counters: LinkCounters) -> None:

@@ -75,6 +75,8 @@ def export(
                f"file{'s' if stats.files != 1 else ''} ({heading}) to {where}", err=True)
     if calibration is not None:
         click.echo(calibration.summary(), err=True)
+    if stats.withheld:
+        click.echo(stats.withheld_line(), err=True)
     if stats.ranks_lost:
         click.echo(f"note: {stats.ranks_lost} prominent approval(s) exported without preferred rank: "
                    "QuickStatements cannot set ranks; set them on Commons or let the bot write them",

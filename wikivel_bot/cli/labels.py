@@ -176,6 +176,10 @@ def info(obj: CliContext, directory: Optional[Path], as_json: bool) -> None:
                                                           key=lambda kv: -kv[1]))
     click.echo(f"super-categories: {categories}")
     click.echo(f"built:     {manifest.get('built_at')} by {manifest.get('built_by')}")
+    # Whether the safety rules can tell an instance of human from a subclass (core/safety.py).
+    click.echo("P31:       " + ("stored (instance of)" if label_set.has_instance_of else
+                                "not stored: built before instance-of data; the named-people rule "
+                                "falls back to the P31/P279 closure (rebuild to refine)"))
 
 
 @labels.command("lookup")

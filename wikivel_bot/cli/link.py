@@ -41,7 +41,7 @@ def link(obj: CliContext, once: bool, limit: Optional[int], linker_name: Optiona
     fetcher = Fetcher.from_settings(site, settings)
     thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     linker = obj.linker()
-    rules = rules_from_settings(settings.linker)
+    rules = rules_from_settings(settings.linker, safety=settings.safety)
     fetched, linked = pipeline.FetchCounters(), pipeline.LinkCounters()
     worker = worker_name("link")
     size = max(1, settings.linker.batch_size)

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional
 import click
 
 from wikivel_bot.cli.context import CliContext
+from wikivel_bot.cli.safety_view import notice_lines, safety_doc
 
 # The daemon saves a heartbeat every few seconds (``heartbeat_s`` in its state document); one
 # older than this many intervals (and at least NOT_RESPONDING_MIN_S) means it stopped without
@@ -52,11 +53,13 @@ def status(obj: CliContext, as_json: bool) -> None:
             "daemon": daemon,
             "last_hour": activity,
             "recent_file_problems": problems,
+            "safety": safety_doc(obj.settings.safety),
         }
         click.echo(json.dumps(doc, indent=2, sort_keys=True))
         return
     click.echo(f"database: {redacted_url(store.engine)}")
     click.echo(f"settings: {obj.settings.source}")
+    _print_safety(obj)
     for name in ("files", "candidates"):
         click.echo(f"{name}:")
         for state, n in counts[name].items():
@@ -78,6 +81,15 @@ def status(obj: CliContext, as_json: bool) -> None:
         click.echo("lag: nothing waiting to be linked")
     for problem in problems:
         click.echo(f"  unavailable {problem['file']} {problem['title']}: {problem['reason']}")
+
+
+def _print_safety(obj: CliContext) -> None:
+    # The safety rules of these settings; a switched-off rule is a WARNING line.
+    from wikivel_bot.core.safety import describe_rules, rules_from
+
+    click.echo(f"safety: {describe_rules(rules_from(obj.settings.safety))}")
+    for line in notice_lines(obj.settings.safety):
+        click.echo(line)
 
 
 def _print_daemon(daemon: dict) -> None:

@@ -11,6 +11,7 @@ import click
 
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.liveeval import calibrated_option
+from wikivel_bot.cli.safety_view import notice_lines, safety_doc, withheld_entries, withheld_lines
 from wikivel_bot.config import LinkerSettings, Settings
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import Depiction, MediaFile, is_qid
@@ -82,6 +83,8 @@ def _from_commons(sources: Sequence[str], settings: Settings) -> Any:
 @click.option("--description", default="", help="Description of a local file (read by fusion).")
 @click.option("--category", "categories", multiple=True, help="Category of a local file (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("-v", "--verbose", "verbose", count=True,
+              help="List each suggestion the safety rules withheld, with its reason.")
 @calibrated_option
 @click.pass_obj
 def suggest(
@@ -98,11 +101,13 @@ def suggest(
     description: str,
     categories: Tuple[str, ...],
     as_json: bool,
+    verbose: int = 0,
     calibrated: Optional[str] = None,
 ) -> None:
     """Suggest depicts items for SOURCES: local image paths, File:Name.jpg, Commons URLs or
     pywikibot generator arguments. Prints rank, QID, label, description, score and the
-    ranking notes; nothing is queued or written."""
+    ranking notes, and what the safety rules withheld (named people, sensitive classes;
+    -v lists each with its reason); nothing is queued or written."""
     for qid in depicts:
         if not is_qid(qid):
             raise UsageError(f"--depicts {qid!r} is not a QID (like Q146)")
@@ -129,19 +134,21 @@ def suggest(
 
     linker = create_linker(settings.name, settings)
     index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
-    outcomes = link_files(linker, files, rules=rules_from_settings(settings, top_k))
+    outcomes = link_files(linker, files, rules=rules_from_settings(settings, top_k, safety=obj.settings.safety))
     if calibration is not None:
         from wikivel_bot.liveeval.apply import filter_outcomes
 
         outcomes = filter_outcomes(outcomes, calibration)
     if as_json:
         doc = _as_json(linker.description, label_set, index, outcomes)
+        doc["safety"] = safety_doc(obj.settings.safety, label_set)
         if calibration is not None:
             doc["calibrated"] = {"thresholds": calibrated, "kept": calibration.kept, "left_out": calibration.removed,
                                  "summary": calibration.summary()}
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
-        _print_table(linker.description, outcomes)
+        _print_table(linker.description, outcomes, label_set=label_set, verbose=max(verbose, obj.verbose),
+                     notices=notice_lines(obj.settings.safety, label_set))
         if calibration is not None:
             click.echo("")
             click.echo(calibration.summary())
@@ -164,6 +171,7 @@ def _as_json(description: Any, label_set: Any, index: Any, outcomes: Sequence[An
                 for c in outcome.candidates
             ]
             entry["dropped"] = [{"qid": d.qid, "score": round(d.score, 6), "reason": d.reason} for d in outcome.ranking.dropped]
+            entry["withheld"] = withheld_entries(outcome, label_set)
         else:
             entry["ok"] = False
             entry["reason"] = outcome.reason
@@ -178,18 +186,25 @@ def _as_json(description: Any, label_set: Any, index: Any, outcomes: Sequence[An
     }
 
 
-def _print_table(description: Any, outcomes: Sequence[Any]) -> None:
+def _print_table(description: Any, outcomes: Sequence[Any], *, label_set: Any = None, verbose: int = 0,
+                 notices: Sequence[str] = ()) -> None:
     click.echo(f"linker: {description.version} on {description.device}")
     for warning in description.warnings:
         click.echo(f"WARNING: {warning}")
+    for notice in notices:
+        click.echo(notice)
     for outcome in outcomes:
         click.echo("")
         click.echo(f"{outcome.media.title}")
         if not hasattr(outcome, "candidates"):
             click.echo(f"  not linked: {outcome.reason}")
             continue
+        # What the safety rules withheld, and why (listed one by one with -v).
+        withheld = withheld_lines(outcome, label_set, verbose) if label_set is not None else []
         if not outcome.candidates:
             click.echo("  (no suggestions left after the ranking rules)")
+            for line in withheld:
+                click.echo(line)
             continue
         click.echo(f"  {'rank':>4}  {'QID':<11} {'label':<24} {'description':<32} {'score':>7}  notes")
         for c in outcome.candidates:
@@ -197,6 +212,8 @@ def _print_table(description: Any, outcomes: Sequence[Any]) -> None:
             text = _cut(str(c.evidence.get("description", "")), 32)
             notes = "; ".join(c.evidence.get("notes", []))
             click.echo(f"  {c.rank:>4}  {c.qid:<11} {label:<24} {text:<32} {c.score:>7.4f}  {notes}".rstrip())
+        for line in withheld:
+            click.echo(line)
     if description.random_weights:
         click.echo("")
         click.echo("(random weights: these suggestions are meaningless)")

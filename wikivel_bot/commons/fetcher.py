@@ -24,7 +24,7 @@ from wikivel_bot.commons.thumbnails import (
     ThumbnailClient,
     check_step,
 )
-from wikivel_bot.config import FetchSettings, PollSettings, Settings
+from wikivel_bot.config import FetchSettings, PollSettings, SafetySettings, Settings
 from wikivel_bot.errors import ConfigError, FileUnavailable, UsageError
 from wikivel_bot.types import MediaFile
 
@@ -123,6 +123,7 @@ class Fetcher:
     :param languages: description language fallback (``Settings.site.languages``).
     :param thumbnails: downloads each thumbnail once to prove it decodes; None skips that.
     :param max_pixels: decompression-bomb limit on the original's size.
+    :param skip_templates: opt-out templates (``Settings.safety.skip_templates``).
     """
 
     site: Any
@@ -131,6 +132,7 @@ class Fetcher:
     languages: Tuple[str, ...] = ("en",)
     thumbnails: Optional[ThumbnailClient] = None
     max_pixels: int = DEFAULT_MAX_PIXELS
+    skip_templates: Tuple[str, ...] = SafetySettings().skip_templates
 
     def __post_init__(self) -> None:
         try:
@@ -142,7 +144,8 @@ class Fetcher:
     def from_settings(cls, site: Any, settings: Settings, thumbnails: Optional[ThumbnailClient] = None) -> "Fetcher":
         """A fetcher with the settings' sections (and a thumbnail client built from them)."""
         client = thumbnails or ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
-        return cls(site, settings.fetch, settings.poll, tuple(settings.site.languages), client)
+        return cls(site, settings.fetch, settings.poll, tuple(settings.site.languages), client,
+                   skip_templates=tuple(settings.safety.skip_templates))
 
     @property
     def batch_size(self) -> int:
@@ -168,7 +171,7 @@ class Fetcher:
             if isinstance(media, str):
                 outcomes[key] = Unavailable(media)
                 continue
-            why = filters.refuse_fetched(facts, self.poll_settings)
+            why = filters.refuse_fetched(facts, self.poll_settings, self.skip_templates)
             if why:
                 outcomes[key] = Ineligible(why)
                 continue

@@ -82,6 +82,7 @@ class FileEntry:
             depicts=mediainfo.depicts_count(self.entity),
             protection_levels=self.protection_levels(),
             bots_allowed=wikitext.bots_allowed(self.text, username) if self.text else True,
+            templates=wikitext.templates_used(self.text) if self.text else (),
         )
 
 

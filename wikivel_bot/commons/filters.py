@@ -22,6 +22,7 @@ MIME = "mime type"
 TOO_SMALL = "too small"
 UPLOADER = "uploader opted out"
 CATEGORY = "category opted out"
+TEMPLATE = "template opted out"
 HAS_DEPICTS = "already depicts"
 PROTECTED = "protected"
 NOBOTS = "bots excluded"
@@ -48,6 +49,8 @@ class FileFacts:
     :param depicts: P180 statements that count (see ``mediainfo.depicts_count``).
     :param protection_levels: levels of the page's edit protection (``sysop``, ...).
     :param bots_allowed: False when ``{{bots}}``/``{{nobots}}`` exclude the bot.
+    :param templates: templates used on the description page, as MediaWiki compares names
+        (only known when the wikitext was read, i.e. at the fetch stage).
     """
 
     exists: bool = True
@@ -60,6 +63,7 @@ class FileFacts:
     depicts: int = 0
     protection_levels: Tuple[str, ...] = ()
     bots_allowed: bool = True
+    templates: Tuple[str, ...] = ()
 
 
 def reason(kind: str, detail: str) -> str:
@@ -101,14 +105,19 @@ def refuse_upload(facts: FileFacts, settings: PollSettings) -> Optional[str]:
     return None
 
 
-def refuse_fetched(facts: FileFacts, settings: PollSettings) -> Optional[str]:
+def refuse_fetched(facts: FileFacts, settings: PollSettings, skip_templates: Iterable[str] = ()) -> Optional[str]:
     """Why a fetched file must not be linked, or None: the upload rules once more, then
-    edit protection the bot cannot pass and ``{{bots}}``/``{{nobots}}``.
+    opted-out templates (``Settings.safety.skip_templates``: personality rights, "no AI"
+    opt-outs), edit protection the bot cannot pass and ``{{bots}}``/``{{nobots}}``.
     A file that is not an image at all is *unavailable* rather than ineligible; see
     :func:`unusable`."""
     found = refuse_upload(facts, settings)
     if found:
         return found
+    opted_out = {template_key(t) for t in skip_templates if t.strip()}
+    for template in facts.templates:
+        if template_key(template) in opted_out:
+            return reason(TEMPLATE, "{{" + normalise_name(template) + "}}")
     levels = [lvl for lvl in facts.protection_levels if lvl not in HARMLESS_PROTECTION]
     if levels:
         return reason(PROTECTED, f"edit protection ({', '.join(sorted(set(levels)))})")
@@ -130,6 +139,11 @@ def unusable(facts: FileFacts, max_pixels: int = 0) -> Optional[str]:
     if max_pixels and facts.mime not in SCALABLE_MIMES and facts.width * facts.height > max_pixels:
         return reason(BOMB, f"{facts.width}x{facts.height} px (limit {max_pixels:,} px)")
     return None
+
+
+def template_key(name: str) -> str:
+    """A template name as compared by the opt-out rule: no ``Template:``, spaces, any case."""
+    return normalise_name(name, "Template:").casefold()
 
 
 def _names(values: Iterable[str], prefix: str) -> FrozenSet[str]:

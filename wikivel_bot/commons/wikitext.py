@@ -180,6 +180,13 @@ def bots_allowed(wikitext: str, username: Optional[str], restricted: Iterable[st
     return True
 
 
+def templates_used(wikitext: str) -> Tuple[str, ...]:
+    """Names of the templates the page uses directly, nested ones included, each once
+    (lower case, as :func:`template_name` gives them)."""
+    names = (template_name(t) for t in mwparserfromhell.parse(wikitext).filter_templates(recursive=True))
+    return tuple(dict.fromkeys(n for n in names if n))
+
+
 def normalise_name(name: str, prefix: str = "") -> str:
     """``Category:black_cats`` / ``black cats`` → ``Black cats`` (prefix dropped, first letter up).
 

@@ -9,6 +9,9 @@ they are applied (each drop records its reason):
 2. never propose a (file, item) pair a reviewer rejected;
 3. never propose an item on the operator's blocklist;
 4. drop scores below the item's own threshold, else the global one;
+4a. withhold what the safety rules (``core/safety.py``) withhold: named people and items
+   of sensitive classes unless the file's text names them, blocked classes always; an item
+   the text names carries the note "named in the file's text";
 5. when an item and one of its ancestors both survive, keep the specific one unless the
    ancestor scores clearly higher (by at least ``ancestor_margin``); the loser is dropped
    and the winner carries a note naming it;
@@ -20,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import (
     AbstractSet,
+    Any,
     Dict,
     FrozenSet,
     Iterable,
@@ -27,9 +31,11 @@ from typing import (
     Mapping,
     Optional,
     Tuple,
+    cast,
 )
 
 from wikivel_bot.core.labelset import LabelSetView
+from wikivel_bot.core.safety import FileText, SafetyRules, check_item
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,8 @@ class RankingRules:
         scores at least this much higher.
     :param blocklist: items never proposed.
     :param max_hops: how far up the P31 ∪ P279 hierarchy "ancestor" reaches.
+    :param safety: the safety rules; None applies none (evaluation on a test split does not
+        want them; the linker's :func:`~wikivel_bot.linker.link.rules_from_settings` sets them).
     """
 
     top_k: int = 10
@@ -51,6 +59,7 @@ class RankingRules:
     ancestor_margin: float = 0.05
     blocklist: FrozenSet[str] = frozenset()
     max_hops: int = 3
+    safety: Optional[SafetyRules] = None
 
 
 @dataclass(frozen=True)
@@ -70,19 +79,36 @@ class RankedItem:
 
 @dataclass(frozen=True)
 class DroppedItem:
-    """A scored item a rule removed, and why (for evidence and debugging)."""
+    """A scored item a rule removed, and why (for evidence and debugging).
+
+    ``rule`` names the safety rule that withheld it (``core.safety.RULES``), "" for others.
+    """
 
     qid: str
     score: float
     reason: str
+    rule: str = ""
 
 
 @dataclass(frozen=True)
 class Ranking:
-    """The outcome for one file: kept items best first, and every rule-based drop."""
+    """The outcome for one file: kept items best first, and every rule-based drop.
+
+    ``withheld`` are the safety drops that would otherwise have been suggested (they score at
+    least as high as the last kept item, or fewer than ``top_k`` were kept): what the bot
+    chose not to say, as outputs and counters report it.
+    """
 
     items: Tuple[RankedItem, ...]
     dropped: Tuple[DroppedItem, ...] = ()
+    withheld: Tuple[DroppedItem, ...] = ()
+
+    def withheld_by_rule(self) -> Dict[str, int]:
+        """{safety rule: withheld suggestions} of this file."""
+        counts: Dict[str, int] = {}
+        for item in self.withheld:
+            counts[item.rule] = counts.get(item.rule, 0) + 1
+        return counts
 
     def dropped_reason(self, qid: str) -> Optional[str]:
         """Why ``qid`` was dropped, or None when it was not."""
@@ -132,6 +158,7 @@ def rank_candidates(
     depicted: Iterable[str] = (),
     rejected: AbstractSet[str] = frozenset(),
     rules: RankingRules = RankingRules(),
+    text: Optional[FileText] = None,
 ) -> Ranking:
     """Apply the ranking rules (module docstring) to a linker's raw scores for one file.
 
@@ -140,7 +167,9 @@ def rank_candidates(
     :param depicted: QIDs the file already depicts (deprecated statements belong in
         ``rejected`` instead: they say the item is wrong, not that it is covered).
     :param rejected: QIDs reviewers rejected for this file.
-    :param rules: thresholds, margin, blocklist and how many to keep.
+    :param rules: thresholds, margin, blocklist, safety rules and how many to keep.
+    :param text: the file's own text, which may name a person (:meth:`FileText.of`); None
+        names nobody.
     :returns: the kept items ranked 1..n (n ≤ ``rules.top_k``) and the dropped ones.
     """
     best: Dict[str, float] = {}
@@ -154,8 +183,22 @@ def rank_candidates(
     dropped: List[DroppedItem] = []
     excluded = depicted_exclusions(depicted, labels, rules.max_hops)
     survivors: List[Tuple[str, float]] = []
+    withheld: List[DroppedItem] = []
+    safety_notes: Dict[str, str] = {}
+    file_text = text or FileText()
+    if rules.safety is not None:
+        # The safety rules and the hierarchy step ask for the same ancestors: look each up once.
+        labels = cast(LabelSetView, _AncestorMemo(labels))
     for qid, score in ordered:
         reason = _exclusion_reason(qid, score, excluded, rejected, rules)
+        if reason is None and rules.safety is not None:
+            verdict = check_item(labels, qid, file_text, rules.safety)
+            if verdict.withheld:
+                withheld.append(DroppedItem(qid, score, verdict.reason, verdict.rule))
+                dropped.append(withheld[-1])
+                continue
+            if verdict.rule:
+                safety_notes[qid] = verdict.reason
         if reason is None:
             survivors.append((qid, score))
         else:
@@ -164,11 +207,34 @@ def rank_candidates(
     kept, notes, hierarchy_drops = _resolve_hierarchy(survivors, labels, rules)
     dropped.extend(hierarchy_drops)
 
+    top = kept[: max(rules.top_k, 0)]
     items = []
-    for rank, (qid, score) in enumerate(kept[: max(rules.top_k, 0)], start=1):
+    for rank, (qid, score) in enumerate(top, start=1):
         label, description = describe_item(labels, qid)
-        items.append(RankedItem(qid, label, description, score, rank, tuple(notes.get(qid, ()))))
-    return Ranking(tuple(items), tuple(dropped))
+        own = (safety_notes[qid],) if qid in safety_notes else ()
+        items.append(RankedItem(qid, label, description, score, rank, own + tuple(notes.get(qid, ()))))
+    # A withheld item counts when it would have been suggested: it scores at least as high as
+    # the last suggestion, or there was room for it.
+    cutoff = top[-1][1] if top and len(top) >= rules.top_k else float("-inf")
+    counted = tuple(w for w in withheld if w.score >= cutoff) if rules.top_k > 0 else ()
+    return Ranking(tuple(items), tuple(dropped), counted)
+
+
+class _AncestorMemo:
+    """A label set whose ``ancestors`` answers are remembered for one ranking."""
+
+    def __init__(self, labels: LabelSetView) -> None:
+        self._labels = labels
+        self._ancestors: Dict[Tuple[str, int], Mapping[str, int]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._labels, name)
+
+    def ancestors(self, qid: str, max_hops: int = 3) -> Mapping[str, int]:
+        key = (qid, max_hops)
+        if key not in self._ancestors:
+            self._ancestors[key] = self._labels.ancestors(qid, max_hops)
+        return self._ancestors[key]
 
 
 def _exclusion_reason(

@@ -106,10 +106,19 @@ class ReviewFile:
     categories: Tuple[str, ...] = ()
     depicts: Tuple[Depiction, ...] = ()
     candidates: Tuple[ReviewCandidate, ...] = field(default_factory=tuple)
+    # What the safety rules withheld for the file: (rule, qid) pairs (core.safety.RULES).
+    withheld: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def mid(self) -> str:
         return mid_of(self.page_id)
+
+    def withheld_by_rule(self) -> Dict[str, int]:
+        """{safety rule: suggestions withheld} for this file."""
+        counts: Dict[str, int] = {}
+        for rule, _ in self.withheld:
+            counts[rule] = counts.get(rule, 0) + 1
+        return counts
 
 
 def parse_decision(word: str) -> Optional[DecisionAction]:

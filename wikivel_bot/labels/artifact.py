@@ -12,6 +12,10 @@ Layout (format version 1)::
     replaced_offsets.npy     replacements of depicted items that were not kept, CSR
     replaced_by.npy
     files.arrow              optional: every file's depicts after filtering
+    instance_offsets.npy     optional: the P31 (instance of) targets of every node, CSR over
+    instance_of.npy          node numbers; the safety rules tell instances of human (people)
+                             from its subclasses with them. Sets written before they were
+                             added load without them (``LabelSet.has_instance_of`` is False).
 
 Arrow IPC files and ``.npy`` arrays are memory-mapped on load, so a set of millions of items
 opens in milliseconds and pages in only what is used. The content hash covers everything
@@ -69,6 +73,9 @@ FILES_SCHEMA = pa.schema(
     [("page_id", pa.int64()), ("qid", pa.int64()), ("rank", pa.int8()), ("source_qid", pa.int64())]
 )
 _ARRAYS = ("closure_offsets", "closure_ancestors", "closure_hops", "replaced_offsets", "replaced_by")
+# Optional arrays: written when present, hashed when present (so the hash of a set without
+# them is what it always was), absent from older sets.
+OPTIONAL_ARRAYS = ("instance_offsets", "instance_of")
 
 
 @dataclass
@@ -94,7 +101,7 @@ def content_hash(data: LabelSetData) -> str:
         for column_name in table.column_names:
             digest.update(f"{name}.{column_name}".encode())
             _hash_array(digest, table.column(column_name).combine_chunks())
-    for name in _ARRAYS:
+    for name in _ARRAYS + tuple(n for n in OPTIONAL_ARRAYS if n in data.arrays):
         array = np.ascontiguousarray(data.arrays[name])
         digest.update(f"{name}:{array.dtype.str}".encode())
         digest.update(array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
@@ -142,7 +149,7 @@ def write_artifact(data: LabelSetData, out_dir: Path, overwrite: bool = False) -
         _write_table(tmp / "nodes.arrow", data.nodes)
         if data.files is not None:
             _write_table(tmp / "files.arrow", data.files)
-        for name in _ARRAYS:
+        for name in _ARRAYS + tuple(n for n in OPTIONAL_ARRAYS if n in data.arrays):
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(data.arrays[name]), allow_pickle=False)
         (tmp / MANIFEST).write_text(json.dumps(data.manifest, indent=2, sort_keys=True) + "\n", "utf-8")
         if out_dir.exists():
@@ -199,6 +206,9 @@ def read_artifact(path: Path, verify: bool = False) -> LabelSetData:
         nodes = _read_table(path / "nodes.arrow")
         files = _read_table(path / "files.arrow") if (path / "files.arrow").exists() else None
         arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
+        for name in OPTIONAL_ARRAYS:
+            if (path / f"{name}.npy").exists():
+                arrays[name] = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise LabelSetError(f"{path}: corrupt label set: {exc}") from None
     data = LabelSetData(items=items, nodes=nodes, arrays=arrays, manifest=manifest, files=files)
@@ -224,6 +234,12 @@ def _check_shapes(path: Path, data: LabelSetData) -> None:
         (data.arrays["closure_ancestors"].shape == data.arrays["closure_hops"].shape,
          "closure arrays differ in length"),
     )
+    if any(name in data.arrays for name in OPTIONAL_ARRAYS):
+        checks += (
+            (all(name in data.arrays for name in OPTIONAL_ARRAYS), "instance-of arrays incomplete"),
+            (data.arrays.get("instance_offsets", np.zeros(n_nodes + 1)).shape == (n_nodes + 1,),
+             "instance-of offsets do not match the nodes"),
+        )
     for ok, message in checks:
         if not ok:
             raise LabelSetError(f"{path}: corrupt label set: {message}")

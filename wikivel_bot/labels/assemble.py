@@ -42,6 +42,8 @@ class Collected:
     :param direct: depicts count of each input (aligned with ``inputs``).
     :param file_rows: (page ids, numeric QIDs, ranks) of the MediaInfo depicts, if read.
     :param closure_sources: items whose ancestors are stored (None: all items).
+    :param instance_edges: (n, 2) int64 (child, parent) over P31 alone, stored so the safety
+        rules can tell an instance of human from a subclass (None: not stored).
     """
 
     texts: pa.Table
@@ -50,6 +52,7 @@ class Collected:
     direct: np.ndarray
     file_rows: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
     closure_sources: Optional[np.ndarray] = None
+    instance_edges: Optional[np.ndarray] = None
 
 
 def assemble(
@@ -182,9 +185,29 @@ def assemble(
         "replaced_offsets": replaced_offsets,
         "replaced_by": replaced_by.astype(np.int32),
     }
+    if collected.instance_edges is not None:
+        arrays.update(_instance_arrays(collected.instance_edges, node_qids, new_of_old))
     data = LabelSetData(items=items, nodes=nodes, arrays=arrays, manifest=manifest, files=files_table)
     manifest["content_hash"] = content_hash(data)
     return LabelSet(data)
+
+
+def _instance_arrays(edges: np.ndarray, node_qids: np.ndarray, new_of_old: np.ndarray) -> Dict[str, np.ndarray]:
+    """P31 targets as CSR over the final node numbers (edges to unknown nodes left out)."""
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    n = int(node_qids.size)
+    if n:
+        known = np.isin(edges[:, 0], node_qids) & np.isin(edges[:, 1], node_qids)
+        edges = edges[known]
+    offsets, targets = parent_table(n, np.searchsorted(node_qids, edges[:, 0]), np.searchsorted(node_qids, edges[:, 1]))
+    new_offsets, renamed, _ = _renumber_csr(offsets, targets, new_of_old, None)
+    return {"instance_offsets": new_offsets, "instance_of": renamed.astype(np.int32)}
+
+
+def instance_edges_of(fields: Iterable[ItemFields]) -> np.ndarray:
+    """(n, 2) child/parent numeric QIDs over P31 alone of extracted items."""
+    pairs = [(f.qid, parent) for f in fields for parent in dict.fromkeys(f.p31)]
+    return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
 
 
 def _unique_texts(texts: pa.Table) -> pa.Table:
@@ -301,7 +324,8 @@ def label_set_from_records(
         pairs = [(qid_number(q), int(c)) for q, c in counts.items() if int(c) > 0]
         inputs = np.asarray([p[0] for p in pairs], dtype=np.int64)
         direct = np.asarray([p[1] for p in pairs], dtype=np.int64)
-    collected = Collected(texts=texts_table(fields), edges=edges_of(fields), inputs=inputs, direct=direct)
+    collected = Collected(texts=texts_table(fields), edges=edges_of(fields), inputs=inputs, direct=direct,
+                          instance_edges=instance_edges_of(fields))
     return assemble(
         collected,
         min_freq=min_freq,

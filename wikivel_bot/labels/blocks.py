@@ -79,6 +79,8 @@ class WikidataChunk:
     stats: ChunkStats
     edges: np.ndarray  # (n, 2) int64: child, parent over P31 ∪ P279
     texts: pa.RecordBatch  # TEXT_SCHEMA
+    # (n, 2) int64: child, parent over P31 alone (the safety rules' "instance of")
+    instance_edges: np.ndarray = field(default_factory=lambda: np.empty((0, 2), dtype=np.int64))
 
 
 def _looks_whole(line: bytes, stats: ChunkStats, line_no: int) -> bool:
@@ -158,6 +160,7 @@ def parse_wikidata_block(first_line: int, data: bytes, options: WikidataOptions)
     chain = language_chain(options.languages)
     children: List[int] = []
     parents: List[int] = []
+    instances: List[int] = []
     columns: Dict[str, List[Any]] = {name: [] for name in TEXT_SCHEMA.names}
     for line_no, line in dump_lines(first_line, data):
         stats.lines += 1
@@ -174,6 +177,8 @@ def parse_wikidata_block(first_line: int, data: bytes, options: WikidataOptions)
         for parent in dict.fromkeys(fields.p31 + fields.p279):
             children.append(fields.qid)
             parents.append(parent)
+        for parent in dict.fromkeys(fields.p31):
+            instances += (fields.qid, parent)
         for name in TEXT_SCHEMA.names:
             columns[name].append(getattr(fields, name))
     edges = np.empty((len(children), 2), dtype=np.int64)
@@ -182,7 +187,8 @@ def parse_wikidata_block(first_line: int, data: bytes, options: WikidataOptions)
     texts = pa.RecordBatch.from_arrays(
         [pa.array(columns[f.name], type=f.type) for f in TEXT_SCHEMA], schema=TEXT_SCHEMA
     )
-    return WikidataChunk(stats=stats, edges=edges, texts=texts)
+    instance_edges = np.asarray(instances, dtype=np.int64).reshape(-1, 2)
+    return WikidataChunk(stats=stats, edges=edges, texts=texts, instance_edges=instance_edges)
 
 
 @dataclass

@@ -128,11 +128,16 @@ class Spill:
         self._edges_path = directory / "edges.i64"
         self._texts_path = directory / "texts.arrows"
         self._edges = open(self._edges_path, "wb")
+        # P31 edges alone, a subset of the edges above: "instance of" for the safety rules.
+        self._instance_path = directory / "instance.i64"
+        self._instance = open(self._instance_path, "wb")
         self._texts_sink = pa.OSFile(str(self._texts_path), "wb")
         self._texts = pa.ipc.new_stream(self._texts_sink, TEXT_SCHEMA)
         self.edge_count = 0
 
-    def add(self, edges: np.ndarray, texts: pa.RecordBatch) -> None:
+    def add(self, edges: np.ndarray, texts: pa.RecordBatch, instance_edges: Optional[np.ndarray] = None) -> None:
+        if instance_edges is not None and instance_edges.size:
+            np.ascontiguousarray(instance_edges, dtype=np.int64).tofile(self._instance)
         if edges.size:
             np.ascontiguousarray(edges, dtype=np.int64).tofile(self._edges)
             self.edge_count += edges.shape[0]
@@ -142,15 +147,20 @@ class Spill:
     def close(self) -> None:
         if not self._edges.closed:
             self._edges.close()
+            self._instance.close()
             self._texts.close()
             self._texts_sink.close()
 
-    def edges_from(self, children: np.ndarray) -> np.ndarray:
-        """All spilled edges whose child is in ``children`` (sorted unique numeric QIDs)."""
+    def edges_from(self, children: np.ndarray, instance: bool = False) -> np.ndarray:
+        """All spilled edges whose child is in ``children`` (sorted unique numeric QIDs).
+
+        :param instance: the P31 edges alone instead of P31 ∪ P279.
+        """
         self.close()
-        if self.edge_count == 0 or children.size == 0:
+        path = self._instance_path if instance else self._edges_path
+        if self.edge_count == 0 or children.size == 0 or path.stat().st_size == 0:
             return np.empty((0, 2), dtype=np.int64)
-        edges = np.memmap(self._edges_path, dtype=np.int64, mode="r").reshape(-1, 2)
+        edges = np.memmap(path, dtype=np.int64, mode="r").reshape(-1, 2)
         parts = []
         for start in range(0, edges.shape[0], _SCAN_ROWS):
             block = np.asarray(edges[start : start + _SCAN_ROWS])
@@ -181,7 +191,7 @@ def read_wikidata(
                          desc=f"Wikidata {path.name}", info=info)
     for chunk in map_blocks(blocks, parse_wikidata_block, options, workers, pool):
         report.add(chunk.stats)
-        spill.add(chunk.edges, chunk.texts)
+        spill.add(chunk.edges, chunk.texts, chunk.instance_edges)
     report.backend = info.get("backend", "")
     report.seconds = time.perf_counter() - started
     return report
@@ -291,8 +301,9 @@ def build_from_dumps(
         levels = 2 * MAX_HOPS if min_freq > 0 else MAX_HOPS
         edges, within = select_reachable(spill, inputs, levels)
         texts = spill.texts_of(np.unique(np.concatenate([inputs, edges.ravel()])))
+        instance_edges = spill.edges_from(within, instance=True)
     collected = Collected(texts=texts, edges=edges, inputs=inputs, direct=direct,
-                          file_rows=file_rows, closure_sources=within)
+                          file_rows=file_rows, closure_sources=within, instance_edges=instance_edges)
     label_set = assemble(
         collected, min_freq=min_freq, languages=languages, with_aliases=with_aliases,
         p31_blocklist=blocked, blocklist=blocklist, allowlist=allowlist, keep_files=keep_files, sources=sources,

@@ -85,6 +85,31 @@ class LabelSet:
         node = self.hierarchy.node(_number(qid))
         return int(self._column("accumulated")[node]) if node >= 0 else 0
 
+    # -- for the safety rules (core/safety.py) ---------------------------------------------
+    @property
+    def has_instance_of(self) -> bool:
+        """True when the set stores P31 targets (sets built before they were added do not)."""
+        return "instance_offsets" in self._data.arrays
+
+    def instance_of(self, qid: str) -> Optional[List[str]]:
+        """P31 (instance of) targets of any known item; [] for unknown items; None when the
+        set stores no instance-of data."""
+        if not self.has_instance_of:
+            return None
+        node = self.hierarchy.node(_number(qid))
+        if node < 0:
+            return []
+        offsets = self._data.arrays["instance_offsets"]
+        targets = self._data.arrays["instance_of"][int(offsets[node]) : int(offsets[node + 1])]
+        return [f"Q{q}" for q in self._node_qids[np.asarray(targets, dtype=np.int64)].tolist()]
+
+    def aliases_of(self, qid: str) -> List[str]:
+        """Aliases of a kept item (empty when the set was built without aliases)."""
+        index = self.index_of(qid)
+        if index is None:
+            return []
+        return [str(a) for a in (self._data.items.column("aliases")[index].as_py() or ())]
+
     # -- beyond the view ------------------------------------------------------------------
     def __len__(self) -> int:
         return self._n_items

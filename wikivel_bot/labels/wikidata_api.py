@@ -19,7 +19,7 @@ import requests
 
 from wikivel_bot import __version__
 from wikivel_bot.errors import WikiError
-from wikivel_bot.labels.assemble import Collected, assemble, edges_of, texts_table
+from wikivel_bot.labels.assemble import Collected, assemble, edges_of, instance_edges_of, texts_table
 from wikivel_bot.labels.artifact import write_artifact
 from wikivel_bot.labels.entities import ItemFields, extract_item, language_chain, qid_text
 from wikivel_bot.labels.hierarchy import MAX_HOPS
@@ -163,6 +163,7 @@ def build_from_api(
     collected = Collected(
         texts=texts_table(fields), edges=edges_of(with_claims),
         inputs=np.asarray(inputs, dtype=np.int64), direct=np.zeros(len(inputs), dtype=np.int64),
+        instance_edges=instance_edges_of(with_claims),
     )
     label_set = assemble(
         collected, min_freq=0, languages=languages, with_aliases=with_aliases, p31_blocklist=blocked,

@@ -10,7 +10,7 @@ import zlib
 from dataclasses import dataclass
 from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from wikivel_bot.config import LinkerSettings
+from wikivel_bot.config import LinkerSettings, SafetySettings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.core.ranking import (
     RankedItem,
@@ -19,6 +19,7 @@ from wikivel_bot.core.ranking import (
     depicted_exclusions,
     rank_candidates,
 )
+from wikivel_bot.core.safety import NAMED, FileText, SafetyRules, rules_from
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.base import Linker, LinkerDescription, Query
 from wikivel_bot.linker.images import MAX_PIXELS, decode_image
@@ -28,6 +29,9 @@ from wikivel_bot.types import Candidate, MediaFile
 # The linker returns more than top_k so that rule-based drops (depicted ancestors, rejected
 # pairs, a suppressed ancestor per kept item) still leave top_k to propose.
 OVERFETCH = 3
+# With the safety rules on, named people and sensitive items are dropped too; they are a
+# large share of a full label set (humans are its biggest super-category), so fetch more.
+SAFETY_OVERFETCH = 2
 
 
 @dataclass(frozen=True)
@@ -57,14 +61,26 @@ class LinkFailed:
 LinkOutcome = Union[Linked, LinkFailed]
 
 
-def rules_from_settings(settings: LinkerSettings, top_k: Optional[int] = None) -> RankingRules:
-    """Ranking rules from ``LinkerSettings`` (``top_k`` overrides ``settings.top_k``)."""
+def rules_from_settings(
+    settings: LinkerSettings, top_k: Optional[int] = None, safety: Optional[SafetySettings] = None
+) -> RankingRules:
+    """Ranking rules from ``LinkerSettings`` (``top_k`` overrides ``settings.top_k``).
+
+    :param safety: ``Settings.safety``; None means its defaults, so a caller that forgets it
+        still withholds named people.
+    """
     return RankingRules(
         top_k=settings.top_k if top_k is None else top_k,
         min_score=settings.min_score,
         ancestor_margin=settings.ancestor_margin,
         blocklist=frozenset(settings.blocklist),
+        safety=safety_rules(safety or SafetySettings()),
     )
+
+
+def safety_rules(settings: SafetySettings) -> SafetyRules:
+    """The pure safety rules (``core.safety``) from ``Settings.safety``."""
+    return rules_from(settings)
 
 
 def link_files(
@@ -127,7 +143,8 @@ def _rank(
     # A deprecated depicts statement says the item is wrong for this file: never propose it.
     rejected_all = set(rejected_qids) | {d.qid for d in media.depicts if d.rank == "deprecated"}
     ranking = rank_candidates(
-        ((qids[i], score) for i, score in hits), label_set, depicted=depicted, rejected=rejected_all, rules=rules
+        ((qids[i], score) for i, score in hits), label_set, depicted=depicted, rejected=rejected_all, rules=rules,
+        text=FileText.of(media.title, media.description, media.categories),
     )
     warnings = tuple(description.warnings)
     candidates = tuple(
@@ -151,6 +168,10 @@ def _evidence(item: RankedItem, description: LinkerDescription, warnings: Tuple[
         "description": item.description,
         "notes": list(item.notes),
     }
+    named = [note for note in item.notes if note.startswith(NAMED)]
+    if named:
+        # A person or sensitive item is proposed only because the file's text names it.
+        evidence["named_in_text"] = named[0]
     if description.random_weights:
         evidence["random_weights"] = True
     if description.checkpoint:
@@ -171,7 +192,8 @@ def _fetch_k(
         depicted = [d.qid for d in media.depicts]
         dropped = len(depicted_exclusions(depicted, label_set, rules.max_hops))
         excluded = max(excluded, dropped + len(rejected.get(media.page_id, ())))
-    return rules.top_k * OVERFETCH + excluded + len(rules.blocklist)
+    overfetch = OVERFETCH * (SAFETY_OVERFETCH if rules.safety is not None else 1)
+    return rules.top_k * overfetch + excluded + len(rules.blocklist)
 
 
 def _seed(media: MediaFile) -> int:

@@ -229,7 +229,7 @@ class _Context:
         label_set = self.linker.label_set
         ancestors_of = memoize(lambda qid: label_set.ancestors(qid, 3))
         category = getattr(label_set, "super_category", None)
-        rules = rules_from_settings(self.settings.linker, self.run.top_k)
+        rules = rules_from_settings(self.settings.linker, self.run.top_k, safety=self.settings.safety)
         # The linker must not see the human statements: the ranking would drop them.
         hidden = [(dataclasses.replace(media, depicts=()), data) for _, media, data in ready]
         outcomes = link_files(self.linker, hidden, rules=rules)
@@ -252,6 +252,8 @@ class _Context:
                 page_url=file_page_url(media.title, self.settings.site.api_url, self.settings.site.name),
                 thumb_url=media.thumb_url,
             )
+            # What the safety rules withheld for this file goes into the report's counts.
+            result = dataclasses.replace(result, withheld=outcome.ranking.withheld_by_rule())
             self.counts.evaluated += 1
             self.sink(result)
 

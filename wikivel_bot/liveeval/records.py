@@ -139,6 +139,8 @@ class FileResult:
     :param title: ``File:…`` title. :param uploaded: upload time (ISO, UTC).
     :param page_url: the file page. :param thumb_url: the thumbnail the linker saw.
     :param line: line number when read from a file (0 otherwise).
+    :param withheld: ``{safety rule: suggestions withheld}`` for the file (``core.safety``);
+        lines written before the safety rules existed read back as ``{}``.
     """
 
     file: str
@@ -155,6 +157,7 @@ class FileResult:
     page_url: str = ""
     thumb_url: str = ""
     line: int = 0
+    withheld: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def items(self) -> Tuple[str, ...]:
@@ -188,6 +191,7 @@ class FileResult:
             "found": {q: list(ranks) for q, ranks in self.found.items()},
             "hits": {str(h): {"correct": list(c), "credited": list(k)} for h, (c, k) in sorted(self.hits.items())},
             "run": asdict(self.run),
+            "withheld": dict(self.withheld),
         }
 
     @classmethod
@@ -219,6 +223,7 @@ class FileResult:
                 run=RunInfo.from_json(data.get("run", {})), title=str(data.get("title", "")),
                 uploaded=str(data.get("uploaded", "")), page_url=str(data.get("page_url", "")),
                 thumb_url=str(data.get("thumb_url", "")), line=line,
+                withheld={str(k): int(v) for k, v in data.get("withheld", {}).items()},
             )
         except KeyError as exc:
             raise UsageError(f"{where}: missing key {exc.args[0]!r} (not a line written by evaluate-live?)") from None

@@ -34,6 +34,7 @@ from wikivel_bot.liveeval.tables import (
     measured_on,
     metrics_table,
     thresholds_table,
+    withheld_table,
     writer_table,
 )
 
@@ -92,6 +93,14 @@ def example_wikitext(result: FileResult) -> Tuple[str, str]:
     return result.title, f"human: {human}. suggested: {shown}"
 
 
+def _withheld_counts(results: Sequence[FileResult]) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for result in results:
+        for rule, n in result.withheld.items():
+            counts[rule] = counts.get(rule, 0) + n
+    return counts
+
+
 def _figure_html(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return (f'<figure><img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
@@ -135,8 +144,9 @@ def write_report(
     tables: List[Table] = []
     if len(summaries) > 1:
         tables.append(comparison_table(summaries))
-    for summary in summaries:
-        tables += [metrics_table(summary), bands_table(summary), categories_table(summary), writer_table(summary)]
+    for summary, group in zip(summaries, groups.values()):
+        tables += [metrics_table(summary), bands_table(summary), categories_table(summary), writer_table(summary),
+                   withheld_table(summary.run.linker, group)]
     if thresholds is not None:
         tables.append(thresholds_table(thresholds))
     if ratings is not None:
@@ -179,6 +189,7 @@ def write_report(
         "linkers": [s.to_dict() for s in summaries],
         "thresholds": dict(thresholds) if thresholds is not None else None,
         "human_evaluation": ratings.to_dict() if ratings is not None else None,
+        "withheld": {name: _withheld_counts(group) for name, group in groups.items()},
     }
     written["summary.json"].write_text(json.dumps(summary_doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for png in pngs:

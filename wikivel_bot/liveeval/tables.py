@@ -129,3 +129,24 @@ def comparison_table(summaries: Sequence[Summary]) -> Table:
     rows = [[s.run.linker, str(s.files), "yes" if s.run.random_weights else "no"]
             + [percent(s.metrics[0].get(c)) for c in columns] for s in summaries]
     return Table("Linkers compared (hops 0, %)", ["linker", "files", "random weights", *columns], rows)
+
+
+def withheld_table(linker: str, results: Sequence[Any]) -> Table:
+    """Suggestions the safety rules withheld, by rule: what the bot chose not to say.
+
+    :param linker: the run's linker name (the title).
+    :param results: that run's :class:`~wikivel_bot.liveeval.records.FileResult` values.
+    """
+    suggestions: dict = {}
+    files: dict = {}
+    for result in results:
+        for rule, n in result.withheld.items():
+            suggestions[rule] = suggestions.get(rule, 0) + n
+            files[rule] = files.get(rule, 0) + (1 if n else 0)
+    rows = [[rule, str(suggestions[rule]), str(files[rule])] for rule in sorted(suggestions)]
+    if not rows:
+        rows = [["none", "0", "0"]]
+    notes = [f"Over {len(results):,} files. Named people (instances of human) and items of sensitive classes are "
+             "not suggested from the image alone, only when the file's own text names them; blocked classes "
+             "never. A withheld item is counted when it scored as high as the suggestions made."]
+    return Table(f"{linker}: suggestions withheld by the safety rules", ["rule", "suggestions", "files"], rows, notes)

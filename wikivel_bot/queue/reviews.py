@@ -271,6 +271,8 @@ def _review_file(row: Any, cand_rows: Sequence[Any]) -> ReviewFile:
         uploaded_at=row.uploaded_at, thumb_url=media.thumb_url, description=media.description,
         categories=media.categories, depicts=media.depicts,
         candidates=candidate_order([_review_candidate(c) for c in cand_rows]),
+        withheld=tuple((str(w.get("rule", "")), str(w.get("qid", "")))
+                       for w in (row.media or {}).get("withheld", ()) if isinstance(w, dict)),
     )
 
 

@@ -174,11 +174,16 @@ class Store:
         """A filter refused the file after fetching (e.g. it already has enough depicts)."""
         self._move_file(file_id, FileState.INELIGIBLE, reason=reason)
 
-    def save_candidates(self, file_id: int, proposed: Sequence[Candidate]) -> int:
+    def save_candidates(
+        self, file_id: int, proposed: Sequence[Candidate], withheld: Optional[Sequence[Mapping[str, Any]]] = None
+    ) -> int:
         """Save the linker's candidates and move the file to ``linked``.
 
         A pair a human already decided (rejected, approved, written, …) keeps its row
         untouched: a rejection is permanent, and a re-link never resurrects it.
+        :param withheld: what the safety rules withheld for the file (``qid``, ``rule``,
+            ``reason``, ``score`` each), kept in the file's media document under
+            ``withheld`` so exports and reports can count it; None leaves it as it was.
         :return: the number of candidates now proposed for the file from this call.
         """
         now = self._now()
@@ -217,9 +222,13 @@ class Store:
                 elif row.state == CandidateState.PROPOSED.value:
                     conn.execute(update(candidates).where(candidates.c.id == row.id).values(**values))
                     saved += 1
+            extra: Dict[str, Any] = {}
+            if withheld is not None:
+                media = conn.execute(select(files.c.media).where(files.c.id == file_id)).scalar()
+                extra["media"] = {**(media or {}), "withheld": [dict(w) for w in withheld]}
             conn.execute(
                 update(files).where(files.c.id == file_id).values(
-                    state=FileState.LINKED.value, claimed_by=None, claimed_at=None, updated_at=now
+                    state=FileState.LINKED.value, claimed_by=None, claimed_at=None, updated_at=now, **extra
                 )
             )
         return saved

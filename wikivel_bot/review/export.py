@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Dict, Iterable, List, Sequence, TextIO, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Sequence, TextIO, Tuple
 
 from wikivel_bot.core.review_rules import (
     EXPORT_FORMATS,
@@ -53,6 +53,15 @@ class ExportStats:
     files: int = 0
     pairs: int = 0
     ranks_lost: int = 0
+    # Suggestions the safety rules withheld for the exported files, by rule.
+    withheld: Dict[str, int] = field(default_factory=dict)
+
+    def withheld_line(self) -> str:
+        """"withheld by the safety rules: 2 named person, 1 sensitive class" ('' when none)."""
+        if not self.withheld:
+            return ""
+        counts = ", ".join(f"{n} {rule}" for rule, n in sorted(self.withheld.items()))
+        return f"withheld by the safety rules for these files: {counts}"
 
 
 def export_states(fmt: str, asked: Sequence[str]) -> Tuple[CandidateState, ...]:
@@ -106,6 +115,7 @@ def write_export(
     :param heading: a line for the wikitext page saying what was exported.
     """
     stats = ExportStats()
+    files = _counting_withheld(files, stats)
     if fmt == "csv":
         _write_csv(files, out, page_url, stats)
     elif fmt == "jsonl":
@@ -117,6 +127,14 @@ def write_export(
     else:
         raise UsageError(f"unknown export format {fmt!r} (known: {', '.join(FORMATS)})")
     return stats
+
+
+def _counting_withheld(files: Iterable[ReviewFile], stats: ExportStats) -> Iterator[ReviewFile]:
+    # Counted as the files stream past, whatever the format writes of them.
+    for f in files:
+        for rule, n in f.withheld_by_rule().items():
+            stats.withheld[rule] = stats.withheld.get(rule, 0) + n
+        yield f
 
 
 def pair_record(f: ReviewFile, c: ReviewCandidate, page_url: Callable[[str], str]) -> Dict[str, object]:
@@ -224,3 +242,9 @@ def _write_wikitext(
         out.write("| " + "<br />".join(suggestions) + "\n")
         out.write("| " + (categories or "–") + "\n")
     out.write("|}\n")
+    if stats.withheld:
+        # What the bot chose not to say, so the community sees it (docs/operator.md).
+        out.write(f"\nThe bot's safety rules withheld {sum(stats.withheld.values())} suggestion(s) for these files ("
+                  + ", ".join(f"{rule}: {n}" for rule, n in sorted(stats.withheld.items()))
+                  + "): named people are not suggested from the image alone, nor items of sensitive classes, "
+                    "unless the file's own text names them.\n")

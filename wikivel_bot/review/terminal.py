@@ -123,6 +123,10 @@ def render(session: ReviewSession, width: int = 100) -> str:
         lines.append(_cut(f"description: {description or '(none)'}", width * 2))
         depicts = ", ".join(d.qid + (" (prominent)" if d.rank == "preferred" else "") for d in f.depicts)
         lines.append(_cut(f"depicts now: {depicts or '(nothing yet)'}", width))
+        if f.withheld:
+            # What the bot chose not to say about this file (named people, sensitive classes).
+            counts = ", ".join(f"{n} {rule}" for rule, n in sorted(f.withheld_by_rule().items()))
+            lines.append(_cut(f"withheld:    {counts} (safety rules)", width))
         if any(c.random_weights for c in f.candidates):
             lines.append("WARNING: made by a linker with random weights - these suggestions mean nothing")
         lines.append("")

@@ -1,0 +1,200 @@
+"""Suggestion safety (core/safety.py) through the ranking, on real label sets.
+
+The fixture set holds specific people (instances of human), human and two of its subclasses,
+a painting, animals, a religion with items 1-4 hops under it, an ethnic group, and a blocked
+class. Ranking sees every item (top-k larger than the set) with random scores, so nothing but
+the rules keeps an item out.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.safety_support import LABELS, PEOPLE_QIDS
+from wikivel_bot.core.ranking import RankingRules, rank_candidates
+from wikivel_bot.core.safety import (
+    BLOCKED_CLASS,
+    NAMED,
+    PEOPLE,
+    SENSITIVE,
+    FileText,
+    SafetyRules,
+    check_item,
+    clean_file_name,
+    coverage_note,
+    normalise,
+)
+from wikivel_bot.labels import load_label_set, write_label_set
+
+DEFAULT = SafetyRules(blocked_classes=frozenset({"Q800001"}))
+
+
+def random_scores(seed: int):
+    rng = random.Random(seed)
+    return [(qid, rng.random()) for qid in LABELS.qids]
+
+
+def rank(text: FileText, safety=DEFAULT, seed: int = 0):
+    # Margin 1.0: the specific item always wins over its ancestor (ancestors may be dropped).
+    rules = RankingRules(top_k=len(LABELS.qids) + 5, ancestor_margin=1.0, safety=safety)
+    return rank_candidates(random_scores(seed), LABELS, rules=rules, text=text)
+
+
+def suggested(ranking):
+    return {item.qid for item in ranking.items}
+
+
+def withheld(ranking):
+    return {item.qid: item for item in ranking.withheld}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_no_person_is_suggested_from_the_image_alone(seed):
+    ranking = rank(FileText.of("File:IMG_1234.jpg", "A sunny day", ["Sunny days"]), seed=seed)
+    assert not suggested(ranking) & PEOPLE_QIDS
+    held = withheld(ranking)
+    assert PEOPLE_QIDS <= set(held)
+    for qid in PEOPLE_QIDS:
+        assert held[qid].rule == PEOPLE
+        assert "instance of Q5 (human)" in held[qid].reason and "not named" in held[qid].reason
+    # Human and its subclasses are classes, not people; the painting and the animals stay.
+    all_ranked = suggested(ranking) | {d.qid for d in ranking.dropped if not d.rule}
+    assert {"Q5", "Q467", "Q7569", "Q45585", "Q146", "Q144"} <= all_ranked
+    assert ranking.withheld_by_rule()[PEOPLE] == 3
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_person_the_description_names_is_suggested_with_the_reason(seed):
+    text = FileText.of("File:DSC_0042.jpg", "President Barack Obama speaking in Berlin", ())
+    ranking = rank(text, seed=seed)
+    by_qid = {item.qid: item for item in ranking.items}
+    assert "Q76" in by_qid
+    assert by_qid["Q76"].notes[0].startswith(f"{NAMED}: 'Barack Obama' in the description")
+    # Only the named one: the others stay withheld.
+    assert not {"Q5582", "Q7186"} & set(by_qid)
+    assert {"Q5582", "Q7186"} <= set(withheld(ranking))
+
+
+def test_aliases_file_names_and_categories_name_people_too():
+    assert FileText.of("File:Van_Gogh_self-portrait.jpg").find(["Vincent van Gogh", "Van Gogh"]) == (
+        "Van Gogh", "file name")
+    found = FileText.of("File:X.jpg", "", ["Category:Marie_Curie"]).find(["Marie Curie"])
+    assert found == ("Marie Curie", "category Marie Curie")
+    # Whole words only, accents and case ignored.
+    assert FileText.of("File:Obamacare poster.jpg").find(["Obama"]) is None
+    assert FileText.of("File:MARIE CURIÉ.jpg").find(["Marie Curie"]) == ("Marie Curie", "file name")
+    # Too short to count as a name.
+    assert FileText.of("File:Jo at the beach.jpg").find(["Jo"]) is None
+    assert clean_file_name("File:Barack_Obama_in_2012.JPG") == "Barack Obama in 2012"
+    assert normalise("Pablo_Picasso's") == "pablo picasso s"
+
+
+@pytest.mark.parametrize("qid, hops", [("Q5043", 1), ("Q1841", 2), ("Q9592", 3)])
+def test_sensitive_classes_match_through_the_closure_at_one_to_three_hops(qid, hops):
+    verdict = check_item(LABELS, qid, FileText(), DEFAULT)
+    assert verdict.withheld and verdict.rule == SENSITIVE
+    assert f"under Q9174 (religion) ({hops} hop" in verdict.reason
+
+
+def test_sensitive_class_rule_reach_and_exceptions():
+    # Four hops is beyond the closure; the class itself stays suggestible (like human).
+    assert not check_item(LABELS, "Q900004", FileText(), DEFAULT).withheld
+    assert check_item(LABELS, "Q9174", FileText(), DEFAULT).rule == ""
+    # max_hops narrows the reach.
+    assert not check_item(LABELS, "Q9592", FileText(), SafetyRules(max_hops=2)).withheld
+    # Ethnic groups are on the shipped list; named in the text, the item is allowed.
+    assert check_item(LABELS, "Q190168", FileText(), DEFAULT).rule == SENSITIVE
+    named = check_item(LABELS, "Q190168", FileText.of("File:Festival of the Yoruba people.jpg"), DEFAULT)
+    assert not named.withheld and named.reason.startswith(NAMED)
+    # An empty list switches the rule off, and says so.
+    off = SafetyRules(sensitive_classes=frozenset())
+    assert check_item(LABELS, "Q5043", FileText(), off) == check_item(LABELS, "Q146", FileText(), off)
+    assert any("sensitive_classes" in note for note in off.off_notes())
+
+
+def test_blocked_classes_are_never_suggested_even_when_named():
+    text = FileText.of("File:blocked thing and blocked child.jpg")
+    ranking = rank(text)
+    held = withheld(ranking)
+    assert held["Q800001"].rule == BLOCKED_CLASS and held["Q800002"].rule == BLOCKED_CLASS
+    assert "under Q800001 (blocked thing) (1 hop)" in held["Q800002"].reason
+
+
+def test_an_operator_listed_class_makes_its_instances_people():
+    rules = SafetyRules(person_classes=frozenset({"Q5", "Q3305213"}))
+    verdict = check_item(LABELS, "Q45585", FileText(), rules)
+    assert verdict.withheld and verdict.rule == PEOPLE and "instance of Q3305213 (painting)" in verdict.reason
+
+
+def test_switching_the_people_rule_off_suggests_people_and_says_so():
+    off = SafetyRules(withhold_people=False)
+    ranking = rank(FileText(), safety=off)
+    assert PEOPLE_QIDS <= suggested(ranking)
+    assert off.off_notes() == ("safety.withhold_people = false: named people are suggested from the image alone",)
+    assert DEFAULT.off_notes() == ()
+
+
+def test_without_safety_rules_nothing_is_withheld():
+    ranking = rank(FileText(), safety=None)
+    assert PEOPLE_QIDS <= suggested(ranking) and ranking.withheld == ()
+
+
+def test_withheld_counts_only_what_would_have_been_suggested():
+    scores = [("Q146", 0.9), ("Q76", 0.8), ("Q144", 0.7), ("Q7186", 0.1)]
+    rules = RankingRules(top_k=2, safety=DEFAULT)
+    ranking = rank_candidates(scores, LABELS, rules=rules, text=FileText())
+    assert [i.qid for i in ranking.items] == ["Q146", "Q144"]
+    # Obama outranked the dog: withheld. Curie scored below the last suggestion: only dropped.
+    assert [w.qid for w in ranking.withheld] == ["Q76"]
+    assert ranking.dropped_reason("Q7186").startswith(PEOPLE)
+
+
+def test_a_withheld_person_does_not_suppress_its_ancestor():
+    scores = [("Q76", 0.9), ("Q5", 0.85)]
+    ranking = rank_candidates(scores, LABELS, rules=RankingRules(safety=DEFAULT), text=FileText())
+    assert [i.qid for i in ranking.items] == ["Q5"] and ranking.items[0].notes == ()
+
+
+def test_the_artifact_keeps_instance_of_and_old_sets_fall_back_with_a_note(tmp_path: Path):
+    path = write_label_set(LABELS, tmp_path / "set")
+    loaded = load_label_set(path, verify=True)
+    assert loaded.has_instance_of and loaded.instance_of("Q76") == ["Q5"] and loaded.instance_of("Q467") == []
+    assert loaded.aliases_of("Q5582") == ["Van Gogh"]
+    assert coverage_note(loaded) == ""
+    # A set written before instance-of data existed: the same files minus the two arrays.
+    old = tmp_path / "old"
+    shutil.copytree(path, old)
+    (old / "instance_offsets.npy").unlink()
+    (old / "instance_of.npy").unlink()
+    legacy = load_label_set(old)
+    assert not legacy.has_instance_of and legacy.instance_of("Q76") is None
+    assert "no instance-of (P31) data" in coverage_note(legacy)
+    # People are still withheld; subclasses of human are now withheld too (the safe side).
+    assert check_item(legacy, "Q76", FileText(), DEFAULT).withheld
+    assert check_item(legacy, "Q467", FileText(), DEFAULT).withheld
+    assert not check_item(loaded, "Q467", FileText(), DEFAULT).withheld
+
+
+def test_a_set_built_from_the_dumps_stores_instance_of_and_info_says_so(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from tests.fixtures.dumps import make_fixtures
+    from wikivel_bot.cli import main
+    from wikivel_bot.labels.build import build_from_dumps
+
+    dumps = Path(__file__).parent / "fixtures" / "dumps"
+    built = build_from_dumps(tmp_path / "set", wikidata_dump=dumps / f"{make_fixtures.WIKIDATA}.bz2",
+                             mediainfo_dump=dumps / f"{make_fixtures.MEDIAINFO}.bz2", min_freq=0)
+    labels = load_label_set(built.path, verify=True)
+    assert labels.has_instance_of
+    # Marie Curie's deprecated P31 (house cat) is skipped like every deprecated statement.
+    assert labels.instance_of("Q7186") == ["Q5"] and labels.instance_of("Q937") == ["Q5"]
+    assert labels.instance_of("Q5") == []  # human is a subclass (P279) of an ancestor, no P31 here
+    assert check_item(labels, "Q937", FileText(), DEFAULT).withheld
+    assert not check_item(labels, "Q5", FileText(), DEFAULT).withheld
+    info = CliRunner().invoke(main, ["labels", "info", str(built.path)])
+    assert "P31:       stored (instance of)" in info.output

@@ -1,0 +1,105 @@
+"""The safety rules as the CLI shows them: ``suggest`` lists what it withheld and why, and
+``suggest``/``status`` name a switched-off rule. Real click group, real label-set artifact,
+tiny open_clip model with random weights (the scores mean nothing, the rules do)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from click.testing import CliRunner  # noqa: E402
+
+from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file  # noqa: E402
+from tests.safety_support import LABELS, PEOPLE_QIDS  # noqa: E402
+from wikivel_bot.cli import main  # noqa: E402
+from wikivel_bot.core.safety import NAMED, PEOPLE, SENSITIVE  # noqa: E402
+from wikivel_bot.labels import write_label_set  # noqa: E402
+
+TINY = ["--model", TINY_MODEL, "--weights", "random", "--device", "cpu", "--top", "100"]
+OFF = "safety.withhold_people = false"
+
+
+@pytest.fixture(scope="module")
+def labels_dir(tmp_path_factory) -> str:
+    return str(write_label_set(LABELS, tmp_path_factory.mktemp("labels") / "safety"))
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    tiny_model_file()
+    for name in ("WIKIVEL_SAFETY_WITHHOLD_PEOPLE", "WIKIVEL_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WIKIVEL_LINKER_CACHE_DIR", str(tmp_path / "cache"))
+    # Every scored item reaches the safety rules: no threshold, specific items always win.
+    monkeypatch.setenv("WIKIVEL_LINKER_MIN_SCORE", "-2")
+    monkeypatch.setenv("WIKIVEL_LINKER_ANCESTOR_MARGIN", "3")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def invoke(*args: str, env=None):
+        return runner.invoke(main, list(args), catch_exceptions=False, env=env)
+
+    return invoke
+
+
+@pytest.fixture
+def photo(tmp_path) -> Path:
+    path = tmp_path / "DSC_0042.jpg"
+    path.write_bytes(image_bytes())
+    return path
+
+
+def test_suggest_json_lists_what_was_withheld_and_why(run, photo, labels_dir):
+    result = run("suggest", str(photo), "--labels", labels_dir, "--json", *TINY,
+                 "--description", "Barack Obama at a rally")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (file,) = doc["files"]
+    suggested = {c["qid"]: c for c in file["candidates"]}
+    assert PEOPLE_QIDS & set(suggested) == {"Q76"}
+    assert suggested["Q76"]["notes"][0].startswith(f"{NAMED}: 'Barack Obama' in the description")
+    withheld = {w["qid"]: w for w in file["withheld"]}
+    assert withheld["Q5582"]["rule"] == PEOPLE and withheld["Q5582"]["label"] == "Vincent van Gogh"
+    assert "not named in the file's text" in withheld["Q5582"]["reason"]
+    assert withheld["Q190168"]["rule"] == SENSITIVE
+    assert doc["safety"]["withhold_people"] is True and doc["safety"]["switched_off"] == []
+    assert "note" not in doc["safety"]  # the artifact stores instance-of data
+
+
+def test_suggest_table_counts_withheld_and_lists_them_with_v(run, photo, labels_dir):
+    quiet = run("suggest", str(photo), "--labels", labels_dir, *TINY)
+    assert quiet.exit_code == 0, quiet.output
+    assert "withheld by the safety rules: 3 named person, 4 sensitive class (-v lists them)" in quiet.stdout
+    assert "Q5582" not in quiet.stdout and OFF not in quiet.stdout
+    loud = run("suggest", "-v", str(photo), "--labels", labels_dir, *TINY)
+    assert loud.exit_code == 0, loud.output
+    lines = loud.stdout.splitlines()
+    (gogh,) = [line for line in lines if "Q5582 (Vincent van Gogh)" in line]
+    assert "named person: instance of Q5 (human), not named in the file's text" in gogh
+    assert any("Q1841 (Catholicism)" in line and "under Q9174 (religion) (2 hops)" in line for line in lines)
+
+
+def test_a_switched_off_rule_is_named_by_suggest_and_status(run, photo, labels_dir, tmp_path):
+    env = {"WIKIVEL_SAFETY_WITHHOLD_PEOPLE": "false"}
+    table = run("suggest", str(photo), "--labels", labels_dir, *TINY, env=env)
+    assert table.exit_code == 0, table.output
+    assert f"WARNING: {OFF}: named people are suggested from the image alone" in table.stdout
+    assert "named person" not in table.stdout.split("WARNING")[-1].split("\n", 1)[1]
+    doc = json.loads(run("suggest", str(photo), "--labels", labels_dir, "--json", *TINY, env=env).stdout)
+    assert doc["safety"]["withhold_people"] is False and OFF in doc["safety"]["switched_off"][0]
+    assert PEOPLE_QIDS <= {c["qid"] for c in doc["files"][0]["candidates"]}
+    db = {"WIKIVEL_DB_URL": f"sqlite:///{tmp_path / 'queue.sqlite'}"}
+    assert run("db", "upgrade", env=db).exit_code == 0
+    status = run("status", env={**db, **env})
+    assert status.exit_code == 0, status.output
+    assert "safety: named people NOT withheld (safety.withhold_people = false)" in status.stdout
+    assert f"WARNING: {OFF}" in status.stdout
+    on = run("status", env=db)
+    assert "safety: named people withheld unless the file's text names them" in on.stdout
+    assert "WARNING" not in on.stdout
+    doc = json.loads(run("status", "--json", env={**db, **env}).stdout)
+    assert doc["safety"]["withhold_people"] is False

@@ -1,0 +1,90 @@
+"""Withheld suggestions travel from the link stage into the queue, its counters and exports.
+
+Real store (every configured backend), real tiny open_clip linker with random weights, the
+real link stage (``pipeline.link_pending``); only the thumbnail download is an in-memory map.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timezone
+from typing import Dict, Mapping, Sequence
+
+import pytest
+
+pytest.importorskip("torch")
+
+from tests.linker_support import image_bytes, tiny_settings  # noqa: E402
+from tests.safety_support import LABELS, PEOPLE_QIDS  # noqa: E402
+from wikivel_bot import pipeline  # noqa: E402
+from wikivel_bot.core.review_rules import ReviewFilter  # noqa: E402
+from wikivel_bot.core.safety import PEOPLE, SENSITIVE  # noqa: E402
+from wikivel_bot.linker import create_linker  # noqa: E402
+from wikivel_bot.linker.link import link_files, rules_from_settings  # noqa: E402
+from wikivel_bot.queue.reviews import iter_review_files  # noqa: E402
+from wikivel_bot.review.export import write_export  # noqa: E402
+from wikivel_bot.review.session import ReviewSession  # noqa: E402
+from wikivel_bot.review.terminal import render  # noqa: E402
+from wikivel_bot.types import MediaFile, Upload  # noqa: E402
+
+T0 = datetime(2024, 5, 1, 8, 0, tzinfo=timezone.utc)
+
+
+class Thumbnails:
+    def __init__(self, data: Mapping[str, bytes]) -> None:
+        self.data = data
+
+    def get_many(self, urls: Sequence[str]) -> Dict[str, object]:
+        return {url: self.data[url] for url in urls}
+
+
+@pytest.fixture(scope="module")
+def linker(tmp_path_factory):
+    found = create_linker("zero-shot", tiny_settings(batch_size=4))
+    found.attach(LABELS, str(tmp_path_factory.mktemp("cache")))
+    return found
+
+
+def test_withheld_suggestions_are_stored_counted_and_exported(store, linker):
+    thumbs = {}
+    for page_id, description in ((501, "A quiet street"), (502, "Marie Curie in her laboratory")):
+        title = f"File:Street {page_id}.jpg"
+        store.enqueue([Upload(page_id=page_id, title=title, timestamp=T0, log_id=page_id)])
+        url = f"https://upload.wikimedia.org/{page_id}.jpg"
+        thumbs[url] = image_bytes(seed=page_id)
+        store.mark_fetched(store.file_id_of(page_id), MediaFile(page_id=page_id, title=title, thumb_url=url,
+                                                               description=description))
+    rules = rules_from_settings(tiny_settings(top_k=len(LABELS.qids) + 10, min_score=-2.0, ancestor_margin=3.0))
+
+    def link(files, rejected):
+        return link_files(linker, files, rules=rules, rejected=rejected)
+
+    counters = pipeline.link_pending(store, Thumbnails(thumbs), link, limit=10, worker="test")
+    assert counters.linked == 2
+    # Three people withheld on the first file, two on the second (Curie is named there).
+    assert counters.withheld[PEOPLE] == 5 and counters.withheld[SENSITIVE] == 8
+    assert "13 suggestions withheld by the safety rules" in counters.lines()
+    files = {f.page_id: f for f in iter_review_files(store, ReviewFilter())}
+    assert {q for rule, q in files[501].withheld if rule == PEOPLE} == PEOPLE_QIDS
+    assert {q for rule, q in files[502].withheld if rule == PEOPLE} == PEOPLE_QIDS - {"Q7186"}
+    assert "Q7186" in {c.qid for c in files[502].candidates}
+    assert not PEOPLE_QIDS & {c.qid for c in files[501].candidates}
+
+    out = io.StringIO()
+    stats = write_export(iter_review_files(store, ReviewFilter()), "wikitext", out, lambda t: t,
+                         datetime(2024, 5, 2, tzinfo=timezone.utc))
+    assert stats.withheld == {PEOPLE: 5, SENSITIVE: 8}
+    assert stats.withheld_line() == "withheld by the safety rules for these files: 5 named person, 8 sensitive class"
+    assert "safety rules withheld 13 suggestion(s) for these files (named person: 5, sensitive class: 8)" in out.getvalue()
+    jsonl = io.StringIO()
+    assert write_export(iter_review_files(store, ReviewFilter()), "jsonl", jsonl, lambda t: t,
+                        datetime(2024, 5, 2, tzinfo=timezone.utc)).withheld == {PEOPLE: 5, SENSITIVE: 8}
+    curie = [json.loads(line) for line in jsonl.getvalue().splitlines() if '"Q7186"' in line]
+    assert curie and "named in the file's text" in curie[0]["notes"][0]
+    # The terminal review shows the counts of the file under review.
+    session = ReviewSession(store, "Ann")
+    session.start()
+    assert session.current.file.page_id == 501
+    screen = render(session, width=200)
+    assert "withheld:    3 named person, 4 sensitive class (safety rules)" in screen
