@@ -35,12 +35,18 @@ class CliContext:
         return self._settings
 
     def store(self, check_schema: bool = True) -> Any:
-        """The queue store on the configured database (``wikivel_bot.queue.store.Store``)."""
+        """The queue store on the configured database (``wikivel_bot.queue.store.Store``).
+
+        :param check_schema: the database must exist and be at the newest migration; a
+            missing SQLite file is then an error rather than created (only ``db`` commands
+            create one), so a command run in the wrong folder leaves nothing behind.
+        """
         if self._store is None:
             from wikivel_bot.queue.engine import create_engine_for
             from wikivel_bot.queue.store import Store
 
-            engine = create_engine_for(self.settings.db.url, echo=self.settings.db.echo)
+            engine = create_engine_for(self.settings.db.url, echo=self.settings.db.echo,
+                                       create=not check_schema)
             self._store = Store(engine, claim_lease_s=self.settings.db.claim_lease_s)
             if check_schema:
                 self._store.check_schema()
