@@ -66,6 +66,20 @@ class CliContext:
 
         return default_label_set(self.settings.linker.labels_dir)
 
+    def item_labels(self, qids: Any = None) -> Any:
+        """qid -> label for reading QIDs: labels stored with the queue's candidates, then the
+        label set's; local only, and an unloadable label set only means fewer labels."""
+        from wikivel_bot.errors import WikivelError
+        from wikivel_bot.queue.item_labels import stored_labels
+        from wikivel_bot.review.item_labels import label_lookup
+
+        try:
+            label_set = self.label_set()
+        except WikivelError:
+            label_set = None
+        known = stored_labels(self.store(), qids) if qids is not None else {}
+        return label_lookup(known, label_set)
+
     def linker(self, progress: bool = True) -> Any:
         """The configured linker with its label index attached (torch is imported here).
 
