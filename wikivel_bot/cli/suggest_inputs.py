@@ -108,7 +108,12 @@ def _commons(sources: List[str], settings: Settings) -> Iterator[Any]:
             yield Failed(source, result.reason, usage=result.usage)
         else:
             media, data = result
-            yield Ready(source, media, (lambda data=data: data), header_pixels(data))
+            yield Ready(source, media, _holder(data), header_pixels(data))
+
+
+def _holder(data: bytes) -> Callable[[], bytes]:
+    """A thumbnail already downloaded (small: a thumbnail step, not the original)."""
+    return lambda: data
 
 
 def _reader(path: Path) -> Callable[[], bytes]:

@@ -74,11 +74,11 @@ def iter_sources(
             if page.title() not in seen:
                 seen.add(page.title())
                 extra.append(page.title())
-    options = dict(thumb_width=settings.fetch.thumb_width, languages=settings.site.languages,
-                   batch_size=settings.fetch.batch_size)
-    by_title = fetch_media(site, titles + extra, **options) if titles or extra else {}
+    width, languages, size = settings.fetch.thumb_width, settings.site.languages, settings.fetch.batch_size
+    by_title = fetch_media(site, titles + extra, thumb_width=width, languages=languages,
+                           batch_size=size) if titles or extra else {}
     ids = [key for _, key in named if isinstance(key, int)]
-    by_id = fetch_media_by_ids(site, ids, **options) if ids else {}
+    by_id = fetch_media_by_ids(site, ids, thumb_width=width, languages=languages, batch_size=size) if ids else {}
     client = thumbnails or ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     try:
         for text, key in named:
