@@ -8,9 +8,10 @@ RUN_EXTRAS  := ml,postgres,mysql
 TEST_EXTRAS := ml,train,dumps,postgres,mysql,dev
 PYTEST_ARGS ?=
 
-.PHONY: run test schema docs bench-queue clean-venv help
+.PHONY: install run test schema docs bench-queue clean-venv help
 
 help:
+	@echo "make install create $(VENV) and install the daemon (what make run needs), nothing else"
 	@echo "make run     install into $(VENV), upgrade the SQLite queue, start the dry-run daemon"
 	@echo "make test    install everything into $(VENV) and run the whole test suite"
 	@echo "make schema  regenerate the schema snapshots in db/ from the migrations"
@@ -28,6 +29,10 @@ $(VENV)/.installed-run: setup.cfg pyproject.toml | $(BIN)/python
 $(VENV)/.installed-test: setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[$(TEST_EXTRAS)]'
 	touch $@ $(VENV)/.installed-run
+
+# Only the installation: for the README's step-by-step recipe, which starts the test wiki
+# from the virtualenv before the bot runs.
+install: $(VENV)/.installed-run
 
 # The dry-run daemon on the embedded SQLite default. Settings come from wikivel.toml or
 # WIKIVEL_* variables, e.g. a local test wiki and random weights on an offline machine:

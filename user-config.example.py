@@ -22,9 +22,10 @@ password_file = 'user-password.py'
 # wikivel-bot's writer waits at least this long between writes.
 put_throttle = 10
 
-# Ask the servers to refuse our requests while replication lag exceeds 5 s (Wikimedia
-# policy for bots); pywikibot waits and retries.
-maxlag = 5
+# Ask the servers to refuse our edits while replication lag exceeds 5 s (Wikimedia
+# policy for bots); pywikibot waits and retries. (pywikibot 8 renamed `maxlag` to
+# `write_maxlag`; the old name only earns a warning.)
+write_maxlag = 5
 
 # Retries for transient API errors, and the waits between them (seconds).
 max_retries = 15

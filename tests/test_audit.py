@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Iterator
@@ -59,9 +60,11 @@ def audit(url: str, *args: str):
 def test_audit_table_lists_decisions_and_writes(audited: str) -> None:
     lines = audit(audited).splitlines()
     assert lines[0].split() == ["time", "(UTC)", "file", "item", "event", "details"]
-    assert [line.split()[2:5] for line in lines[1:-1]] == [
-        ["M1", "Q146", "approve"], ["M1", "Q144", "reject"], ["M2", "Q5", "approve_prominent"],
-        ["M1", "Q146", "written"], ["M2", "Q5", "failed"], ["M2", "Q5", "failed"],
+    # Each item with its label beside the QID (from what the linker stored with the pair).
+    assert [re.split(r"\s{2,}", line)[1:4] for line in lines[1:-1]] == [
+        ["M1", "Q146 (house cat)", "approve"], ["M1", "Q144 (dog)", "reject"],
+        ["M2", "Q5 (human)", "approve_prominent"], ["M1", "Q146 (house cat)", "written"],
+        ["M2", "Q5 (human)", "failed"], ["M2", "Q5 (human)", "failed"],
     ]
     assert lines[1].startswith("2026-11-03 09:01:00") and lines[1].endswith("by Ann (terminal)")
     assert lines[4].endswith("batch batch-A, revision 123456, statement M1$abc")
@@ -73,9 +76,10 @@ def test_audit_by_batch_and_file_as_json(audited: str) -> None:
     batch = json.loads(audit(audited, "--batch", "batch-A", "--json"))
     assert batch == [
         {"time": "2026-11-03T09:01:00Z", "kind": "decision", "mid": "M1", "title": "File:Example 1.jpg",
-         "qid": "Q146", "action": "approve", "state_now": "written", "reviewer": "Ann", "source": "terminal"},
+         "qid": "Q146", "label": "house cat", "action": "approve", "state_now": "written", "reviewer": "Ann",
+         "source": "terminal"},
         {"time": "2026-11-03T09:10:00Z", "kind": "edit", "mid": "M1", "title": "File:Example 1.jpg",
-         "qid": "Q146", "action": "written", "state_now": "written", "batch": "batch-A", "revid": 123456,
+         "qid": "Q146", "label": "house cat", "action": "written", "state_now": "written", "batch": "batch-A", "revid": 123456,
          "statement_id": "M1$abc", "error": None, "attempt": 1},
     ]
     by_file = json.loads(audit(audited, "--file", "M2", "--json"))
@@ -88,3 +92,12 @@ def test_audit_by_batch_and_file_as_json(audited: str) -> None:
 def test_audit_of_an_unknown_file_is_an_error(audited: str) -> None:
     result = CliRunner().invoke(main, ["--db-url", audited, "audit", "--file", "File:Nope.jpg"])
     assert result.exit_code == 1 and result.output.strip() == "error: file 'File:Nope.jpg' is not in the queue"
+
+
+def test_audit_labels_items_the_linker_never_proposed_from_the_label_set(audited: str) -> None:
+    """A reviewer may approve an item by hand (no stored label): the label set names it."""
+    store = open_store(audited)
+    store.record_decision(1, "Q39715", DecisionAction.APPROVE, "Ann", "cli")  # lighthouse, in the starter set
+    store.close()
+    line = audit(audited, "--file", "M1").splitlines()[-2]
+    assert re.split(r"\s{2,}", line)[1:4] == ["M1", "Q39715 (lighthouse)", "approve"], line

@@ -42,9 +42,10 @@ def test_status_before_upgrade_says_what_to_do(tmp_path: Path) -> None:
     result = cli("--db-url", f"sqlite:///{tmp_path}/q.sqlite", "status")
     assert result.returncode == 3
     assert result.stderr.strip().splitlines() == [
-        f"error: the queue database sqlite:///{tmp_path}/q.sqlite is at revision none (empty), "
-        f"not {migrate.head_revision()}: run `wikivel-bot db upgrade`"
+        f"error: no queue database at {tmp_path}/q.sqlite (sqlite:///{tmp_path}/q.sqlite): run `wikivel-bot db "
+        "upgrade` to create it, or point db.url / WIKIVEL_DB_URL / --db-url at the existing one"
     ]
+    assert not (tmp_path / "q.sqlite").exists(), "status created an empty database"
 
 
 def test_unreachable_database_is_one_line() -> None:

@@ -145,3 +145,22 @@ def test_export_command_filters_and_limits(cli_queue) -> None:
     assert {json.loads(x)["mid"] for x in result.stdout.splitlines()} == {"M1"}
     result = runner.invoke(main, ["--db-url", url, "export", "--format", "quickstatements", "--state", "proposed"])
     assert result.exit_code == 2 and "approved pairs only" in result.output
+
+
+def test_wikitext_shows_labels_beside_qids_also_for_depicts_now(store: Store) -> None:
+    """Suggestions read "house cat (Q146)"; the items a file depicts already get their label
+    from the label set (here the starter set) instead of a bare QID."""
+    from wikivel_bot.labels import default_label_set
+    from wikivel_bot.review.item_labels import label_lookup
+    from wikivel_bot.types import Depiction
+
+    add_file(store, 3, [CAT], title="File:Lighthouse with a cat.jpg", depicts=[Depiction("Q39715")])
+    out = io.StringIO()
+    files = iter_review_files(store, ReviewFilter(states=export_states("wikitext", ["proposed"])))
+    write_export(files, "wikitext", out, partial(file_page_url), datetime(2026, 11, 2, tzinfo=timezone.utc),
+                 label_of=label_lookup(None, default_label_set("")))
+    text = out.getvalue()
+    assert "[[d:Q146|house cat]] (Q146)" in text
+    assert "depicts now: [[d:Q39715|lighthouse]] (Q39715)" in text
+    code = mwparserfromhell.parse(text)
+    assert {str(link.title): str(link.text) for link in code.filter_wikilinks()}["d:Q39715"] == "lighthouse"

@@ -17,10 +17,17 @@ def mid_of(page_id: int) -> str:
     return f"M{int(page_id)}"
 
 
+# Page ids are stored as signed 64-bit integers (BIGINT); MediaWiki's own are 32-bit.
+MAX_PAGE_ID = 2**63 - 1
+
+
 def page_id_of(mid: str) -> int:
-    """Inverse of :func:`mid_of`; raises ValueError for anything that is not ``M<digits>``."""
-    if len(mid) < 2 or mid[0] not in "Mm" or not mid[1:].isdigit():
+    """Inverse of :func:`mid_of`; raises ValueError for anything that is not ``M<digits>``
+    or whose number is too large to be a page id."""
+    if len(mid) < 2 or mid[0] not in "Mm" or not mid[1:].isascii() or not mid[1:].isdigit():
         raise ValueError(f"not a MediaInfo id: {mid!r} (expected M followed by digits)")
+    if len(mid) > 20 or int(mid[1:]) > MAX_PAGE_ID:
+        raise ValueError(f"not a MediaInfo id: {mid[:24]!r}{'…' if len(mid) > 24 else ''} is too large for a page id")
     return int(mid[1:])
 
 

@@ -30,6 +30,16 @@ class WikivelGroup(click.Group):
             # One line, even when a driver's message spans several; never a password.
             click.echo("error: " + redact_secrets(" ".join(str(exc).split())), err=True)
             ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            from wikivel_bot.cli.errors import translate
+
+            translated = translate(exc, ctx.obj)
+            if translated is None:
+                raise
+            click.echo("error: " + " ".join(str(translated).split()), err=True)
+            ctx.exit(translated.exit_code)
 
 
 @click.group(cls=WikivelGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -30,8 +30,9 @@ def audit(
     store = obj.store()
     page_id = resolve_page_id(store, file_ref) if file_ref else None
     events = audit_events(store, batch_id=batch_id, page_id=page_id, reviewer=reviewer, limit=limit)
+    label_of = obj.item_labels({e.qid for e in events})
     if as_json:
-        click.echo(json.dumps([audit_record(e) for e in events], indent=2, ensure_ascii=False))
+        click.echo(json.dumps([audit_record(e, label_of) for e in events], indent=2, ensure_ascii=False))
         return
-    for line in audit_lines(events):
+    for line in audit_lines(events, label_of):
         click.echo(line)

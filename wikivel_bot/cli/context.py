@@ -35,12 +35,18 @@ class CliContext:
         return self._settings
 
     def store(self, check_schema: bool = True) -> Any:
-        """The queue store on the configured database (``wikivel_bot.queue.store.Store``)."""
+        """The queue store on the configured database (``wikivel_bot.queue.store.Store``).
+
+        :param check_schema: the database must exist and be at the newest migration; a
+            missing SQLite file is then an error rather than created (only ``db`` commands
+            create one), so a command run in the wrong folder leaves nothing behind.
+        """
         if self._store is None:
             from wikivel_bot.queue.engine import create_engine_for
             from wikivel_bot.queue.store import Store
 
-            engine = create_engine_for(self.settings.db.url, echo=self.settings.db.echo)
+            engine = create_engine_for(self.settings.db.url, echo=self.settings.db.echo,
+                                       create=not check_schema)
             self._store = Store(engine, claim_lease_s=self.settings.db.claim_lease_s)
             if check_schema:
                 self._store.check_schema()
@@ -59,6 +65,20 @@ class CliContext:
         from wikivel_bot.labels import default_label_set
 
         return default_label_set(self.settings.linker.labels_dir)
+
+    def item_labels(self, qids: Any = None) -> Any:
+        """qid -> label for reading QIDs: labels stored with the queue's candidates, then the
+        label set's; local only, and an unloadable label set only means fewer labels."""
+        from wikivel_bot.errors import WikivelError
+        from wikivel_bot.queue.item_labels import stored_labels
+        from wikivel_bot.review.item_labels import label_lookup
+
+        try:
+            label_set = self.label_set()
+        except WikivelError:
+            label_set = None
+        known = stored_labels(self.store(), qids) if qids is not None else {}
+        return label_lookup(known, label_set)
 
     def linker(self, progress: bool = True) -> Any:
         """The configured linker with its label index attached (torch is imported here).

@@ -69,7 +69,8 @@ def export(
     page_url = partial(file_page_url, api_url=obj.settings.site.api_url, site_name=obj.settings.site.name)
     heading = "state " + ", ".join(s.value for s in chosen)
     with _output(out_path) as out:
-        stats = write_export(files, fmt, out, page_url, datetime.now(timezone.utc), heading=heading)
+        stats = write_export(files, fmt, out, page_url, datetime.now(timezone.utc), heading=heading,
+                             label_of=obj.item_labels() if fmt == "wikitext" else None)
     where = "standard output" if out_path == "-" else out_path
     click.echo(f"exported {stats.pairs} pair{'s' if stats.pairs != 1 else ''} of {stats.files} "
                f"file{'s' if stats.files != 1 else ''} ({heading}) to {where}", err=True)

@@ -71,6 +71,9 @@ def build(obj: CliContext, wikidata_dump: Optional[Path], mediainfo_dump: Option
         raise UsageError("give --wikidata-dump and --mediainfo-dump, or --from-qids FILE")
     if qids_file is not None and mediainfo_dump is not None:
         raise UsageError("--from-qids keeps the listed items; it does not read a MediaInfo dump")
+    from wikivel_bot.cli.paths import check_writable
+
+    check_writable(out_dir)
     langs = _languages(languages, obj)
     common: dict = dict(
         languages=langs,
@@ -92,9 +95,13 @@ def build(obj: CliContext, wikidata_dump: Optional[Path], mediainfo_dump: Option
         reports: List[Any] = []
     else:
         from wikivel_bot.labels.build import build_from_dumps
+        from wikivel_bot.labels.dump_check import check_dump_start
         from wikivel_bot.labels.parallel import default_workers
 
         assert wikidata_dump is not None
+        check_dump_start(wikidata_dump, "Wikidata", decompressor)
+        if mediainfo_dump is not None:
+            check_dump_start(mediainfo_dump, "Commons MediaInfo", decompressor)
         result = build_from_dumps(
             out_dir, wikidata_dump=wikidata_dump, mediainfo_dump=mediainfo_dump, qids=qids,
             min_freq=min_freq, workers=workers or default_workers(), decompressor=decompressor,

@@ -84,7 +84,7 @@ def review(ctx: click.Context, reviewer: Optional[str], calibrated: Optional[str
     flt = build_filter(obj, (CandidateState.PROPOSED,), **filters)
     session = ReviewSession(
         obj.store(), name, flt, source="terminal",
-        api_url=obj.settings.site.api_url, site_name=obj.settings.site.name,
+        api_url=obj.settings.site.api_url, site_name=obj.settings.site.name, label_of=obj.item_labels(),
     )
     _never_crash_on_encoding()
     keys = open_keys(sys.stdin)

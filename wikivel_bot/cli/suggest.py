@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import click
@@ -12,64 +11,13 @@ import click
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.liveeval import calibrated_option
 from wikivel_bot.cli.safety_view import notice_lines, safety_doc, withheld_entries, withheld_lines
-from wikivel_bot.config import LinkerSettings, Settings
+from wikivel_bot.config import LinkerSettings
 from wikivel_bot.errors import UsageError
-from wikivel_bot.types import Depiction, MediaFile, is_qid
-
-
-def read_sources(
-    sources: Sequence[str],
-    settings: Settings,
-    *,
-    depicts: Sequence[str] = (),
-    description: str = "",
-    categories: Sequence[str] = (),
-) -> List[Tuple[MediaFile, bytes]]:
-    """The image source of ``suggest``: (file, image bytes) for each argument.
-
-    A local path is read here (``--depicts``, ``--description`` and ``--category`` describe
-    it, as a local file has no page); ``File:X.jpg``, Commons URLs and pywikibot generator
-    arguments (``-cat:...``) go to the Commons fetcher in ``wikivel_bot.commons``.
-
-    :raises UsageError: a path that does not exist, or Commons inputs while the fetcher is
-        not available.
-    """
-    local: List[Tuple[MediaFile, bytes]] = []
-    remote: List[str] = []
-    for source in sources:
-        path = Path(source).expanduser()
-        if path.is_file():
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-            media = MediaFile(
-                page_id=0,
-                title=path.name,
-                description=description,
-                categories=tuple(categories),
-                depicts=tuple(Depiction(q) for q in depicts),
-            )
-            local.append((media, data))
-        elif source.startswith("--"):
-            raise UsageError(f"no such option: {source} (see wikivel-bot suggest --help)")
-        elif source.startswith(("File:", "file:", "http://", "https://", "-")):
-            remote.append(source)
-        else:
-            raise UsageError(f"no such image file: {source} (or give File:Name.jpg, a Commons URL, or -cat:...)")
-    if not remote:
-        return local
-    return local + list(_from_commons(remote, settings))
-
-
-def _from_commons(sources: Sequence[str], settings: Settings) -> Any:
-    from wikivel_bot.commons import suggest_sources
-
-    return suggest_sources(sources, settings)
+from wikivel_bot.types import is_qid
 
 
 # Unknown options pass through as sources: pywikibot generator arguments look like
-# options (-cat:Cats, -search:...); read_sources rejects what is neither.
+# options (-cat:Cats, -search:...); suggest_inputs rejects what is neither.
 @click.command("suggest", context_settings={"ignore_unknown_options": True})
 @click.argument("sources", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--top", "top_k", type=click.IntRange(min=1), help="Candidates per file (linker.top_k).")
@@ -104,10 +52,12 @@ def suggest(
     verbose: int = 0,
     calibrated: Optional[str] = None,
 ) -> None:
-    """Suggest depicts items for SOURCES: local image paths, File:Name.jpg, Commons URLs or
-    pywikibot generator arguments. Prints rank, QID, label, description, score and the
-    ranking notes, and what the safety rules withheld (named people, sensitive classes;
-    -v lists each with its reason); nothing is queued or written."""
+    """Suggest depicts items for SOURCES: local image paths, File:Name.jpg, M-ids (M123),
+    Commons URLs or pywikibot generator arguments. Prints rank, QID, label, description,
+    score and the ranking notes, and what the safety rules withheld (named people, sensitive
+    classes; -v lists each with its reason); nothing is queued or written. A source that gives no image
+    gets its own error line and the others are still linked; the exit code is 2 when a
+    source was malformed, 1 when a file could not be used, 0 when all were linked."""
     for qid in depicts:
         if not is_qid(qid):
             raise UsageError(f"--depicts {qid!r} is not a QID (like Q146)")
@@ -118,7 +68,6 @@ def suggest(
     settings: LinkerSettings = dataclasses.replace(
         obj.settings.linker, **{k: v for k, v in overrides.items() if v is not None}
     )
-    files = read_sources(sources, obj.settings, depicts=depicts, description=description, categories=categories)
     from wikivel_bot.labels import default_label_set
 
     label_set = default_label_set(settings.labels_dir)
@@ -129,91 +78,129 @@ def suggest(
 
         calibration = filter_for(calibrated, lambda: label_set)
 
+    from wikivel_bot.cli.suggest_inputs import Failed, iter_inputs
     from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.decode_budget import pixel_batches
     from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
 
     linker = create_linker(settings.name, settings)
     index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
-    outcomes = link_files(linker, files, rules=rules_from_settings(settings, top_k, safety=obj.settings.safety))
-    if calibration is not None:
-        from wikivel_bot.liveeval.apply import filter_outcomes
+    rules = rules_from_settings(settings, top_k, safety=obj.settings.safety)
+    verbose = max(verbose, obj.verbose)
+    inputs = iter_inputs(sources, obj.settings, depicts=depicts, description=description, categories=categories)
+    failed: List[Failed] = []
+    entries: List[dict] = []  # JSON: every input in order, failures included
+    if not as_json:
+        _print_header(linker.description, notice_lines(obj.settings.safety, label_set))
 
-        outcomes = filter_outcomes(outcomes, calibration)
+    def ready() -> Any:
+        # Failures are reported (stderr, and in order for JSON) as they come; only images
+        # go on to be linked.
+        for item in inputs:
+            if isinstance(item, Failed):
+                failed.append(item)
+                click.echo(f"error: {' '.join(item.reason.split())}", err=True)
+                entries.append({"source": item.source, "title": item.source, "ok": False, "reason": item.reason})
+            else:
+                yield item
+
+    any_unlinked = False
+    # Decoded images are the memory: link in groups of bounded pixels, reading each group's
+    # bytes only now, so 32 huge PNGs cost what one or two do.
+    for group in pixel_batches(ready(), lambda item: item.pixels, max_count=max(1, linker.batch_size)):
+        outcomes = link_files(linker, [(item.media, item.load()) for item in group], rules=rules)
+        if calibration is not None:
+            from wikivel_bot.liveeval.apply import filter_outcomes
+
+            outcomes = filter_outcomes(outcomes, calibration)
+        any_unlinked = any_unlinked or any(not isinstance(o, Linked) for o in outcomes)
+        if as_json:
+            entries.extend(_file_entry(o, label_set) for o in outcomes)
+        else:
+            for outcome in outcomes:
+                _print_outcome(outcome, withheld_lines(outcome, label_set, verbose)
+                               if hasattr(outcome, "candidates") else [])
+        del group, outcomes
     if as_json:
-        doc = _as_json(linker.description, label_set, index, outcomes)
+        doc = _as_json(linker.description, label_set, index, entries)
         doc["safety"] = safety_doc(obj.settings.safety, label_set)
         if calibration is not None:
             doc["calibrated"] = {"thresholds": calibrated, "kept": calibration.kept, "left_out": calibration.removed,
                                  "summary": calibration.summary()}
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
-        _print_table(linker.description, outcomes, label_set=label_set, verbose=max(verbose, obj.verbose),
-                     notices=notice_lines(obj.settings.safety, label_set))
+        _print_footer(linker.description)
         if calibration is not None:
             click.echo("")
             click.echo(calibration.summary())
-    if any(not isinstance(o, Linked) for o in outcomes):
+    if any(f.usage for f in failed):
+        click.get_current_context().exit(2)
+    if failed or any_unlinked:
         click.get_current_context().exit(1)
 
 
-def _as_json(description: Any, label_set: Any, index: Any, outcomes: Sequence[Any]) -> dict:
-    files = []
-    for outcome in outcomes:
-        entry: dict = {"title": outcome.media.title}
-        if hasattr(outcome, "candidates"):
-            entry["ok"] = True
-            entry["candidates"] = [
-                {
-                    "rank": c.rank, "qid": c.qid, "label": c.evidence.get("label", ""),
-                    "description": c.evidence.get("description", ""), "score": c.score,
-                    "notes": c.evidence.get("notes", []),
-                }
-                for c in outcome.candidates
-            ]
-            entry["dropped"] = [{"qid": d.qid, "score": round(d.score, 6), "reason": d.reason} for d in outcome.ranking.dropped]
-            entry["withheld"] = withheld_entries(outcome, label_set)
-        else:
-            entry["ok"] = False
-            entry["reason"] = outcome.reason
-        files.append(entry)
+def _file_entry(outcome: Any, label_set: Any) -> dict:
+    entry: dict = {"title": outcome.media.title}
+    if hasattr(outcome, "candidates"):
+        entry["ok"] = True
+        entry["candidates"] = [
+            {
+                "rank": c.rank, "qid": c.qid, "label": c.evidence.get("label", ""),
+                "description": c.evidence.get("description", ""), "score": c.score,
+                "notes": c.evidence.get("notes", []),
+            }
+            for c in outcome.candidates
+        ]
+        entry["dropped"] = [{"qid": d.qid, "score": round(d.score, 6), "reason": d.reason} for d in outcome.ranking.dropped]
+        entry["withheld"] = withheld_entries(outcome, label_set)
+    else:
+        entry["ok"] = False
+        entry["reason"] = outcome.reason
+    return entry
+
+
+def _as_json(description: Any, label_set: Any, index: Any, files: Sequence[dict]) -> dict:
     return {
         "linker": dataclasses.asdict(description),
         "random_weights": description.random_weights,
         "warnings": list(description.warnings),
         "label_set": {"hash": label_set.content_hash, "items": len(label_set.qids)},
         "index": {"path": index.path, "reused": index.reused},
-        "files": files,
+        "files": list(files),
     }
 
 
-def _print_table(description: Any, outcomes: Sequence[Any], *, label_set: Any = None, verbose: int = 0,
-                 notices: Sequence[str] = ()) -> None:
+def _print_header(description: Any, notices: Sequence[str] = ()) -> None:
     click.echo(f"linker: {description.version} on {description.device}")
     for warning in description.warnings:
         click.echo(f"WARNING: {warning}")
     for notice in notices:
         click.echo(notice)
-    for outcome in outcomes:
-        click.echo("")
-        click.echo(f"{outcome.media.title}")
-        if not hasattr(outcome, "candidates"):
-            click.echo(f"  not linked: {outcome.reason}")
-            continue
-        # What the safety rules withheld, and why (listed one by one with -v).
-        withheld = withheld_lines(outcome, label_set, verbose) if label_set is not None else []
-        if not outcome.candidates:
-            click.echo("  (no suggestions left after the ranking rules)")
-            for line in withheld:
-                click.echo(line)
-            continue
-        click.echo(f"  {'rank':>4}  {'QID':<11} {'label':<24} {'description':<32} {'score':>7}  notes")
-        for c in outcome.candidates:
-            label = _cut(str(c.evidence.get("label", "")), 24)
-            text = _cut(str(c.evidence.get("description", "")), 32)
-            notes = "; ".join(c.evidence.get("notes", []))
-            click.echo(f"  {c.rank:>4}  {c.qid:<11} {label:<24} {text:<32} {c.score:>7.4f}  {notes}".rstrip())
+
+
+def _print_outcome(outcome: Any, withheld: Sequence[str] = ()) -> None:
+    """One file's table, then what the safety rules withheld (one by one with -v)."""
+    click.echo("")
+    click.echo(f"{outcome.media.title}")
+    if not hasattr(outcome, "candidates"):
+        click.echo(f"  not linked: {outcome.reason}")
+        return
+    if not outcome.candidates:
+        click.echo("  (no suggestions left after the ranking rules)")
         for line in withheld:
             click.echo(line)
+        return
+    click.echo(f"  {'rank':>4}  {'QID':<11} {'label':<24} {'description':<32} {'score':>7}  notes")
+    for c in outcome.candidates:
+        label = _cut(str(c.evidence.get("label", "")), 24)
+        text = _cut(str(c.evidence.get("description", "")), 32)
+        notes = "; ".join(c.evidence.get("notes", []))
+        click.echo(f"  {c.rank:>4}  {c.qid:<11} {label:<24} {text:<32} {c.score:>7.4f}  {notes}".rstrip())
+    for line in withheld:
+        click.echo(line)
+
+
+def _print_footer(description: Any) -> None:
     if description.random_weights:
         click.echo("")
         click.echo("(random weights: these suggestions are meaningless)")

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Any, Dict, Optional, Set, Tuple
+import os
+from typing import Any, Dict, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
 import pywikibot
@@ -197,7 +198,7 @@ def _registered_family(api_url: str) -> Optional[Tuple[Any, str]]:
     """
     parts = urlsplit(api_url)
     script = parts.path[: -len("/api.php")]
-    for name in list(pwb_config.family_files):
+    for name in _operator_families_first(list(pwb_config.family_files)):
         if name in _BUILT:
             continue  # an operator's family wins over one we built earlier in this process
         try:
@@ -213,6 +214,22 @@ def _registered_family(api_url: str) -> Optional[Tuple[Any, str]]:
             except Exception:
                 continue
     return None
+
+
+def _operator_families_first(names: List[str]) -> List[str]:
+    """The operator's own families (files outside pywikibot's ``families/``) before
+    pywikibot's. pywikibot imports a family file by module name after appending its folder
+    to ``sys.path``: once one of its own families was loaded, an operator's
+    ``commons_family.py`` would be shadowed by pywikibot's module of the same name."""
+    import pywikibot.families
+
+    own = os.path.dirname(os.path.abspath(pywikibot.families.__file__))
+
+    def builtin(name: str) -> bool:
+        path = str(pwb_config.family_files.get(name, ""))
+        return os.path.dirname(os.path.abspath(path)) == own if path.endswith(".py") else True
+
+    return sorted(names, key=builtin)
 
 
 def _configure_user_agent(contact: str) -> None:

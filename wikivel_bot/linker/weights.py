@@ -73,6 +73,7 @@ def resolve_weights(model: str, pretrained: str, weights: str, *, hub_timeout_s:
         path = Path(weights).expanduser()
         if not path.is_file():
             raise LinkerError(f"weights file not found: {path}. " + how_to_get(model, pretrained or "TAG"))
+        check_weights_file(path)
         return WeightsSource(
             str(path), f"file:{file_fingerprint(path)}", preprocess=_preprocess_of(tag_cfg),
             quick_gelu=bool(tag_cfg.get("quick_gelu", False)),
@@ -98,6 +99,33 @@ def resolve_weights(model: str, pretrained: str, weights: str, *, hub_timeout_s:
             f"cannot be reached. " + how_to_get(model, pretrained)
         )
     return WeightsSource(pretrained, identity)
+
+
+def check_weights_file(path: Path) -> None:
+    """Refuse a file that cannot be weights before torch tries to unpickle it (a text file
+    given by mistake ends in a KeyError deep inside ``torch.load`` otherwise).
+
+    Accepted by their first bytes: a zip archive (``torch.save`` since PyTorch 1.6, and
+    ``.npz``), a pickle (older ``torch.save``), or safetensors (an 8-byte header length then
+    a JSON header).
+
+    :raises LinkerError: unreadable, empty, or none of these formats.
+    """
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(9)
+    except OSError as exc:
+        raise LinkerError(f"cannot read the weights file {path}: {exc.strerror or exc}") from None
+    if not head:
+        raise LinkerError(f"the weights file {path} is empty")
+    is_zip = head[:4] == b"PK\x03\x04"
+    is_pickle = head[:1] == b"\x80" and 2 <= head[1] <= 5 if len(head) > 1 else False
+    is_safetensors = len(head) == 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") > 0
+    if not (is_zip or is_pickle or is_safetensors):
+        raise LinkerError(
+            f"{path} is not a weights file (not a PyTorch checkpoint, .npz or safetensors): "
+            "give the open_clip checkpoint (.pt, .bin, .safetensors) or --weights random"
+        )
 
 
 def cached_tag_file(tag_cfg: Dict[str, Any]) -> Optional[str]:

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
-from wikivel_bot.errors import DatabaseUnavailable
+from wikivel_bot.errors import DatabaseUnavailable, SchemaOutdated
 
 SQLITE_BUSY_TIMEOUT_S = 60
 
@@ -29,18 +29,24 @@ _DRIVER_HINTS = {
 }
 
 
-def create_engine_for(url: str, echo: bool = False) -> Engine:
+def create_engine_for(url: str, echo: bool = False, create: bool = True) -> Engine:
     """An engine for a queue database URL.
 
     :param url: SQLAlchemy URL: ``sqlite:///path``, ``sqlite://`` (in memory),
         ``postgresql+psycopg://...`` or ``mysql+pymysql://...``.
     :param echo: log every statement.
-    :raises DatabaseUnavailable: the URL is malformed or its driver is missing.
+    :param create: a SQLite file (and its folder) may be created. Commands that only use an
+        existing queue pass False, so running one in the wrong directory does not leave a
+        stray empty database behind.
+    :raises DatabaseUnavailable: the URL is malformed, its driver is missing, or a SQLite
+        path cannot hold a database (its folder is a file, or cannot be created).
+    :raises SchemaOutdated: ``create`` is False and the SQLite file does not exist.
     """
     try:
         parsed = make_url(url)
     except ArgumentError:
         raise DatabaseUnavailable(f"not a database URL: {url!r}") from None
+    _check_kind(parsed)
     backend = parsed.get_backend_name()
     kwargs: dict = {"echo": echo, "future": True}
     if backend == "sqlite":
@@ -50,14 +56,17 @@ def create_engine_for(url: str, echo: bool = False) -> Engine:
         if in_memory:
             kwargs["poolclass"] = StaticPool
         else:
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            _prepare_sqlite_file(parsed, sqlite_path(parsed), create)
     else:
         kwargs["pool_pre_ping"] = True
         kwargs["pool_recycle"] = 3600  # ToolsDB and MariaDB drop idle connections
     try:
         engine = create_engine(parsed, **kwargs)
     except NoSuchModuleError:
-        raise DatabaseUnavailable(f"unknown database kind in URL {url!r}") from None
+        raise DatabaseUnavailable(
+            f"unknown database kind {parsed.drivername!r} in URL {_shown(parsed)} "
+            "(use sqlite:///PATH, postgresql+psycopg://… or mysql+pymysql://…)"
+        ) from None
     except ImportError as exc:
         hint = _DRIVER_HINTS.get(backend, "install the database driver")
         raise DatabaseUnavailable(
@@ -66,6 +75,65 @@ def create_engine_for(url: str, echo: bool = False) -> Engine:
     if backend == "sqlite":
         _configure_sqlite(engine, in_memory)
     return engine
+
+
+# Kinds people write that SQLAlchemy does not know, and what to write instead.
+_KIND_HINTS = {
+    "postgres": "postgresql+psycopg",
+    "psql": "postgresql+psycopg",
+    "pg": "postgresql+psycopg",
+    "mariadb": "mysql+pymysql",
+    "sqlite3": "sqlite",
+}
+
+
+def _shown(parsed: Any) -> str:
+    return str(parsed.render_as_string(hide_password=True))
+
+
+def _check_kind(parsed: Any) -> None:
+    """A one-line hint for URL schemes other tools accept (``postgres://`` from Heroku,
+    libpq and psql) but SQLAlchemy does not."""
+    kind = parsed.drivername.split("+")[0]
+    if kind in _KIND_HINTS and not (kind == "mariadb" and "+" in parsed.drivername):
+        fixed = parsed.set(drivername=_KIND_HINTS[kind])
+        raise DatabaseUnavailable(
+            f"unknown database kind {kind!r} in URL {_shown(parsed)}: "
+            f"write {_KIND_HINTS[kind]}:// instead, e.g. {_shown(fixed)}"
+        )
+
+
+def sqlite_path(parsed: Any) -> Path:
+    """The file of a SQLite URL (``sqlite:///db/x.sqlite``, or a ``file:`` URI with
+    ``?uri=true``), with ``~`` expanded."""
+    database = str(parsed.database or "")
+    if str(parsed.query.get("uri", "")).lower() in ("true", "1") and database.startswith("file:"):
+        database = database[len("file:"):].split("?", 1)[0]
+    return Path(database).expanduser()
+
+
+def _prepare_sqlite_file(parsed: Any, path: Path, create: bool) -> None:
+    """Check (and with ``create`` make) the folder of a SQLite file, one clear line on error."""
+    shown = _shown(parsed)
+    parent = path.parent
+    for folder in (parent, *parent.parents):
+        if folder.exists() and not folder.is_dir():
+            raise DatabaseUnavailable(
+                f"cannot use {shown}: {folder} is a file, not a folder, so no database can be kept under it"
+            )
+    if not create:
+        if not path.exists():
+            raise SchemaOutdated(
+                f"no queue database at {path} ({shown}): run `wikivel-bot db upgrade` to create it, "
+                "or point db.url / WIKIVEL_DB_URL / --db-url at the existing one"
+            )
+        return
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseUnavailable(
+            f"cannot create the folder {parent} for {shown}: {exc.strerror or exc}"
+        ) from None
 
 
 def _configure_sqlite(engine: Engine, in_memory: bool) -> None:

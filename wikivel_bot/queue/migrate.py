@@ -16,10 +16,11 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
-from wikivel_bot.errors import DatabaseUnavailable, SchemaOutdated
+from wikivel_bot.errors import DatabaseUnavailable, SchemaOutdated, UsageError
 from wikivel_bot.queue.engine import redacted_url
 
 # The backends a schema snapshot is kept for, with a URL whose dialect renders their DDL.
@@ -106,3 +107,11 @@ def _run(engine: Engine, action: object, revision: str) -> None:
             action(cfg, revision)  # type: ignore[operator]
     except DBAPIError as exc:
         raise DatabaseUnavailable(f"migrating {redacted_url(engine)} failed: {exc.orig}") from None
+    except CommandError as exc:
+        # Alembic's message for a revision it does not know ("Can't locate revision
+        # identified by '9999'"); name the known ones so the fix is in the line.
+        known = ", ".join(s.revision for s in reversed(list(ScriptDirectory.from_config(cfg).walk_revisions())))
+        raise UsageError(
+            f"cannot migrate {redacted_url(engine)} to {revision!r}: {exc} "
+            f"(known revisions: {known}, head, base)"
+        ) from None

@@ -11,6 +11,7 @@ from wikivel_bot.core.review_rules import normalize_name
 from wikivel_bot.errors import NotFound, UsageError
 from wikivel_bot.queue import reviews
 from wikivel_bot.queue.store import Store
+from wikivel_bot.core.titles import FILE_PREFIXES, check_file_title
 from wikivel_bot.types import DecisionAction, is_qid, mid_of, page_id_of
 
 # The decisions table's reviewer column.
@@ -57,8 +58,12 @@ def resolve_page_id(store: Store, ref: str) -> int:
     """
     text = ref.strip()
     if text[:1] in "Mm" and text[1:].isdigit():
-        return page_id_of(text.upper())
-    if text.lower().startswith("file:"):
+        try:
+            return page_id_of(text.upper())
+        except ValueError as exc:
+            raise UsageError(f"--file: {exc}") from None
+    if text.lower().startswith(FILE_PREFIXES):
+        check_file_title(text)
         found = reviews.page_id_for_title(store, text)
         if found is None:
             raise NotFound(f"file {text!r} is not in the queue")

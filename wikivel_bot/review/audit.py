@@ -7,14 +7,21 @@ oldest first); this module only formats them.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from wikivel_bot.queue.reviews import AuditEvent
+from wikivel_bot.review.item_labels import LabelOf, with_label
 from wikivel_bot.types import mid_of
 
+# The item column: "Q146 (house cat)", cut beyond this many characters.
+ITEM_WIDTH = 30
 
-def audit_record(event: AuditEvent) -> Dict[str, object]:
-    """One event as a JSON-ready dict (times in ISO 8601 UTC with ``Z``)."""
+
+def audit_record(event: AuditEvent, label_of: Optional[LabelOf] = None) -> Dict[str, object]:
+    """One event as a JSON-ready dict (times in ISO 8601 UTC with ``Z``).
+
+    :param label_of: qid -> label; with it the record has a ``label`` too.
+    """
     record: Dict[str, object] = {
         "time": event.at.isoformat(timespec="seconds") + "Z",
         "kind": event.kind,
@@ -24,6 +31,8 @@ def audit_record(event: AuditEvent) -> Dict[str, object]:
         "action": event.action,
         "state_now": event.state,
     }
+    if label_of is not None:
+        record["label"] = label_of(event.qid)
     if event.kind == "decision":
         record.update(reviewer=event.who, source=event.source)
     else:
@@ -34,13 +43,14 @@ def audit_record(event: AuditEvent) -> Dict[str, object]:
     return record
 
 
-def audit_lines(events: Sequence[AuditEvent]) -> List[str]:
+def audit_lines(events: Sequence[AuditEvent], label_of: Optional[LabelOf] = None) -> List[str]:
     """A table, one event per line, then a summary line.
 
-    Decisions read "approve_prominent by Ann (terminal)"; write attempts read
-    "written in batch B, revision 99" with the statement id or the error.
+    Items read "Q146 (house cat)" when ``label_of`` knows the label. Decisions read
+    "approve_prominent by Ann (terminal)"; write attempts read "written in batch B,
+    revision 99" with the statement id or the error.
     """
-    lines = [f"{'time (UTC)':<20} {'file':<10} {'item':<10} {'event':<18} details"]
+    lines = [f"{'time (UTC)':<20} {'file':<10} {'item':<{ITEM_WIDTH}} {'event':<18} details"]
     for e in events:
         when = e.at.strftime("%Y-%m-%d %H:%M:%S")
         if e.kind == "decision":
@@ -55,7 +65,10 @@ def audit_lines(events: Sequence[AuditEvent]) -> List[str]:
                 detail += f", {' '.join(e.error.split())}"
             if e.attempt > 1:
                 detail += f", attempt {e.attempt}"
-        lines.append(f"{when:<20} {mid_of(e.page_id):<10} {e.qid:<10} {e.action:<18} {detail}")
+        item = with_label(e.qid, label_of)
+        if len(item) > ITEM_WIDTH:
+            item = item[: ITEM_WIDTH - 2] + "…)"
+        lines.append(f"{when:<20} {mid_of(e.page_id):<10} {item:<{ITEM_WIDTH}} {e.action:<18} {detail}")
     lines.append(audit_summary(events))
     return lines
 

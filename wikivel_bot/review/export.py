@@ -12,7 +12,7 @@ import csv
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Dict, Iterable, Iterator, List, Sequence, TextIO, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple
 
 from wikivel_bot.core.review_rules import (
     EXPORT_FORMATS,
@@ -104,6 +104,7 @@ def write_export(
     page_url: Callable[[str], str],
     generated_at: datetime,
     heading: str = "",
+    label_of: Optional[Callable[[str], str]] = None,
 ) -> ExportStats:
     """Write ``files`` and their candidates to ``out`` in format ``fmt``.
 
@@ -113,6 +114,8 @@ def write_export(
     :param page_url: title -> file page URL (``core.review_rules.file_page_url``).
     :param generated_at: stamped on the wikitext page (UTC).
     :param heading: a line for the wikitext page saying what was exported.
+    :param label_of: qid -> label for items without one of their own (the wikitext's
+        "depicts now"); without it those show their QID only.
     """
     stats = ExportStats()
     files = _counting_withheld(files, stats)
@@ -123,7 +126,7 @@ def write_export(
     elif fmt == "quickstatements":
         _write_qs(files, out, stats)
     elif fmt == "wikitext":
-        _write_wikitext(files, out, stats, generated_at, heading)
+        _write_wikitext(files, out, stats, generated_at, heading, label_of)
     else:
         raise UsageError(f"unknown export format {fmt!r} (known: {', '.join(FORMATS)})")
     return stats
@@ -209,6 +212,7 @@ def _write_wikitext(
     stats: ExportStats,
     generated_at: datetime,
     heading: str,
+    label_of: Optional[Callable[[str], str]] = None,
 ) -> None:
     stamp = generated_at.strftime("%Y-%m-%d %H:%M UTC")
     out.write("== Depicts (P180) suggestions for review ==\n")
@@ -224,8 +228,9 @@ def _write_wikitext(
         title = file_title(f.title)
         suggestions = []
         for c in f.candidates:
-            label = wikitext_escape(c.label) if c.label else c.qid
-            text = f"[[d:{c.qid}|{label}]]"
+            # The label to read, the QID beside it to check (two items may share a label).
+            label = c.label or (label_of(c.qid) if label_of else "")
+            text = f"[[d:{c.qid}|{wikitext_escape(label)}]] ({c.qid})" if label else f"[[d:{c.qid}|{c.qid}]]"
             if c.description:
                 text += f" – {wikitext_escape(c.description)}"
             score = format_score(c.score)
@@ -236,7 +241,7 @@ def _write_wikitext(
             stats.pairs += 1
         categories = ", ".join(f"[[:Category:{wikitext_escape(c)}|{wikitext_escape(c)}]]" for c in f.categories)
         out.write("|-\n")
-        present = ", ".join(f"[[d:{d.qid}|{d.qid}]]" for d in f.depicts)
+        present = ", ".join(_item_link(d.qid, label_of) for d in f.depicts)
         out.write(f"| [[{title}|{WIKITEXT_THUMB_PX}px]]<br />[[:{title}]] ({f.mid})"
                   + (f"<br />depicts now: {present}" if present else "") + "\n")
         out.write("| " + "<br />".join(suggestions) + "\n")
@@ -248,3 +253,9 @@ def _write_wikitext(
                   + ", ".join(f"{rule}: {n}" for rule, n in sorted(stats.withheld.items()))
                   + "): named people are not suggested from the image alone, nor items of sensitive classes, "
                     "unless the file's own text names them.\n")
+
+
+def _item_link(qid: str, label_of: Optional[Callable[[str], str]]) -> str:
+    """``[[d:Q146|house cat]] (Q146)``, or ``[[d:Q146|Q146]]`` without a label."""
+    label = label_of(qid) if label_of else ""
+    return f"[[d:{qid}|{wikitext_escape(label)}]] ({qid})" if label else f"[[d:{qid}|{qid}]]"

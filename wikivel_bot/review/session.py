@@ -19,7 +19,7 @@ Rules a reviewer can rely on:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from wikivel_bot.core.review_rules import ReviewFile, ReviewFilter, file_page_url, next_open
 from wikivel_bot.errors import IllegalTransition, NotFound
@@ -112,13 +112,19 @@ class ReviewSession:
         source: str = "terminal",
         api_url: str = "",
         site_name: str = "commons",
+        label_of: Optional[Callable[[str], str]] = None,
     ) -> None:
+        """
+        :param label_of: qid -> label, for items shown without one of their own (the
+            file's "depicts now"); '' when unknown.
+        """
         self.store = store
         self.reviewer = reviewer
         self.filter = replace(flt or ReviewFilter(), states=(CandidateState.PROPOSED,))
         self.source = source
         self.api_url = api_url
         self.site_name = site_name
+        self.label_of = label_of
         self.counts = SessionCounts()
         self.current: Optional[FileView] = None
         self.message = ""

@@ -99,56 +99,143 @@ def run_review(
     return session.counts
 
 
-def render(session: ReviewSession, width: int = 100) -> str:
-    """The screen for the session's current state (without the prompt)."""
+def render(session: ReviewSession, width: int = 100, height: Optional[int] = None) -> str:
+    """The screen for the session's current state (without the prompt).
+
+    :param width: terminal columns; long lines are cut, URLs are not (they wrap).
+    :param height: terminal rows. When given, the screen fits in ``height - 1`` rows (the
+        prompt takes the last), so the file's header (title, description, depicts now)
+        never scrolls away: candidates' notes are shown for the selected one only, then
+        the candidate list becomes a window around the selection.
+    """
     view = session.current
-    lines: List[str] = []
+    top: List[str] = []
+    bottom: List[str] = []
     if view is None:
-        lines.append("No more files to review with these filters.")
-        lines.append("keys: u undo the last decision  q quit")
+        top.append("No more files to review with these filters.")
+        top.append("keys: u undo the last decision  q quit")
+        blocks: List[List[str]] = []
+        cursor = 0
     else:
         f = view.file
         # Files linked during the session can make the count at its start too small.
         position = f"file {view.number}" + (f" of {session.total}" if view.number <= session.total else "")
-        lines.append(_cut(f"== {position}: {f.mid}  {f.title} ==", width))
+        top.append(_cut(f"== {position}: {f.mid}  {f.title} ==", width))
         # URLs are never cut: a reviewer copies or clicks them.
-        lines.append(f"page:        {session.page_url()}")
-        lines.append(f"thumbnail:   {f.thumb_url or '(none)'}")
+        top.append(f"page:        {session.page_url()}")
+        top.append(f"thumbnail:   {f.thumb_url or '(none)'}")
         uploaded = f.uploaded_at.strftime("%Y-%m-%d %H:%M UTC") if f.uploaded_at else "(unknown)"
-        lines.append(_cut(f"uploaded:    {uploaded}" + (f" by {f.uploader}" if f.uploader else ""), width))
-        lines.append(_cut(f"categories:  {'; '.join(f.categories) or '(none)'}", width))
+        top.append(_cut(f"uploaded:    {uploaded}" + (f" by {f.uploader}" if f.uploader else ""), width))
+        top.append(_cut(f"categories:  {'; '.join(f.categories) or '(none)'}", width))
         description = " ".join(f.description.split())
         if len(description) > DESCRIPTION_CHARS:
             description = description[:DESCRIPTION_CHARS - 1] + "…"
-        lines.append(_cut(f"description: {description or '(none)'}", width * 2))
-        depicts = ", ".join(d.qid + (" (prominent)" if d.rank == "preferred" else "") for d in f.depicts)
-        lines.append(_cut(f"depicts now: {depicts or '(nothing yet)'}", width))
+        top.append(_cut(f"description: {description or '(none)'}", width * 2))
+        depicts = ", ".join(_depiction(d.qid, d.rank, session.label_of) for d in f.depicts)
+        top.append(_cut(f"depicts now: {depicts or '(nothing yet)'}", width))
         if f.withheld:
             # What the bot chose not to say about this file (named people, sensitive classes).
             counts = ", ".join(f"{n} {rule}" for rule, n in sorted(f.withheld_by_rule().items()))
-            lines.append(_cut(f"withheld:    {counts} (safety rules)", width))
+            top.append(_cut(f"withheld:    {counts} (safety rules)", width))
         if any(c.random_weights for c in f.candidates):
-            lines.append("WARNING: made by a linker with random weights - these suggestions mean nothing")
-        lines.append("")
-        lines.append("candidates:")
+            top.append(_cut("WARNING: made by a linker with random weights - these suggestions mean nothing", width))
+        top.append("")
+        top.append("candidates:")
+        blocks = []
         for i, cand in enumerate(f.candidates):
             pointer = ">" if i == view.cursor else " "
             text = cand.label + (f" - {cand.description}" if cand.description else "")
             mark = f"  [{view.marks[i]}]" if view.marks[i] else ""
             row = f"{pointer} #{i + 1:<2} {cand.qid:<10} {format_score(cand.score):>6}  {text}"
-            lines.append(_cut(row, width - len(mark)) + mark)
+            block = [_cut(row, width - len(mark)) + mark]
             if cand.notes:
-                lines.append(_cut(f"        notes: {'; '.join(cand.notes)}", width))
-        lines.append("")
-        lines.extend(_cut(line, width) for line in KEY_LINES)
+                block.append(_cut(f"        notes: {'; '.join(cand.notes)}", width))
+            blocks.append(block)
+        cursor = view.cursor
+        bottom.append("")
+        bottom.extend(_cut(line, width) for line in KEY_LINES)
     if session.message:
-        lines.append(f">> {session.message}")
-    return "\n".join(lines) + "\n"
+        bottom.append(f">> {session.message}")
+    if height is not None and view is not None:
+        top, middle = _fit(top, blocks, cursor, bottom, width, height - 1)
+    else:
+        middle = [line for block in blocks for line in block]
+    return "\n".join(top + middle + bottom) + "\n"
+
+
+def _fit(top: List[str], blocks: List[List[str]], cursor: int, bottom: List[str], width: int,
+         rows: int) -> "tuple[List[str], List[str]]":
+    """(header, candidate lines) that fit with ``bottom`` in ``rows`` terminal rows.
+
+    The header stays; first the notes of candidates other than the selected one go, then
+    the list becomes a window around the selection with "… N more" lines. On a very small
+    terminal the header loses its thumbnail URL and its description keeps one row.
+    """
+    def used(lines: List[str]) -> int:
+        return sum(_rows(line, width) for line in lines)
+
+    def window_fits(header: List[str], shown: List[List[str]]) -> bool:
+        return used(header) + used([line for block in shown for line in block]) + used(bottom) <= rows
+
+    if window_fits(top, blocks):
+        return top, [line for block in blocks for line in block]
+    lean = [block if i == cursor else block[:1] for i, block in enumerate(blocks)]
+    if window_fits(top, lean):
+        return top, [line for block in lean for line in block]
+    header = top
+    free = rows - used(header) - used(bottom)
+    if free < 3 + len(lean[cursor]):  # not even the selection with its neighbours' counts
+        header = [line for line in top if not line.startswith("thumbnail:")]
+        header = [_cut(line, width) if line.startswith("description:") else line for line in header]
+        free = rows - used(header) - used(bottom)
+    if free < 3 + len(lean[cursor]):  # a tiny terminal: the essentials only
+        header = [line for line in header
+                  if line and not line.startswith(("uploaded:", "categories:", "candidates:"))]
+        bottom[:] = [line for line in bottom if line]
+        free = rows - used(header) - used(bottom)
+    if used(lean[cursor]) + (cursor > 0) + (cursor < len(lean) - 1) > free:
+        lean[cursor] = lean[cursor][:1]
+    # Grow a window around the selection one candidate at a time, alternating below and
+    # above, keeping one row for each "… more" line that is still needed.
+    first = last = cursor
+    size = used(lean[cursor])
+    while True:
+        grew = False
+        for step in (1, -1):
+            lo, hi = (first, last + 1) if step == 1 else (first - 1, last)
+            if lo < 0 or hi >= len(lean):
+                continue
+            extra = used(lean[hi] if step == 1 else lean[lo])
+            needed = size + extra + (1 if lo > 0 else 0) + (1 if hi < len(lean) - 1 else 0)
+            if needed <= free:
+                first, last, size, grew = lo, hi, size + extra, True
+        if not grew:
+            break
+    middle: List[str] = []
+    if first > 0:
+        middle.append(f"  … {first} more above")
+    middle.extend(line for block in lean[first:last + 1] for line in block)
+    if last < len(lean) - 1:
+        middle.append(f"  … {len(lean) - 1 - last} more below")
+    return header, middle
+
+
+def _rows(line: str, width: int) -> int:
+    """Terminal rows a line takes (long lines wrap)."""
+    return max(1, -(-len(line) // max(1, width)))
+
+
+def _depiction(qid: str, rank: str, label_of: Optional[Callable[[str], str]]) -> str:
+    label = label_of(qid) if label_of else ""
+    return qid + (f" ({label})" if label else "") + (" (prominent)" if rank == "preferred" else "")
 
 
 def _draw(session: ReviewSession, out: TextIO, clear: bool) -> None:
-    width = max(40, shutil.get_terminal_size((100, 24)).columns)
-    out.write((CLEAR if clear else "\n") + render(session, width) + PROMPT)
+    size = shutil.get_terminal_size((100, 24))
+    width = max(40, size.columns)
+    # On a terminal the screen is redrawn in place and must fit; piped output just scrolls.
+    height = max(12, size.lines) if clear else None
+    out.write((CLEAR if clear else "\n") + render(session, width, height) + PROMPT)
     out.flush()
 
 
