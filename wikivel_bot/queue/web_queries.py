@@ -15,9 +15,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Dict, List, Optional, Tuple
 
-from sqlalchemy import and_, exists, func, select, text
+from sqlalchemy import and_, exists, func, select
+from sqlalchemy.exc import DBAPIError
 
 from wikivel_bot.core.review_rules import ReviewFile, ReviewFilter, category_matches
+from wikivel_bot.errors import DatabaseUnavailable
 from wikivel_bot.queue import reviews
 from wikivel_bot.queue.store import Store
 from wikivel_bot.queue.tables import candidates, decisions, edits, files
@@ -49,9 +51,12 @@ class BatchSummary:
 
 
 def ping(store: Store) -> None:
-    """Raise DatabaseUnavailable unless the queue answers a trivial query."""
-    with store.transaction() as conn:
-        conn.execute(text("SELECT 1"))
+    """Raise DatabaseUnavailable unless the queue's tables answer a query."""
+    try:
+        with store.transaction() as conn:
+            conn.execute(select(files.c.id).limit(1)).all()
+    except DBAPIError as exc:
+        raise DatabaseUnavailable(f"the queue does not answer: {type(exc.orig).__name__}") from None
 
 
 def queue_page(store: Store, query: QueueQuery, after_id: int = 0, limit: int = 24
