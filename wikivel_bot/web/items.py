@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 
 # wbgetentities and query take at most 50 ids/titles per request.
 BATCH = 50
-THUMB_WIDTH = 240
+# A standard thumbnail step: Wikimedia answers other widths with 429 "use thumbnail steps".
+THUMB_WIDTH = 250
 
 
 @dataclass(frozen=True)

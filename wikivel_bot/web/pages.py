@@ -58,6 +58,12 @@ def healthz() -> Response:
     return Response("ok\n", mimetype="text/plain")
 
 
+@bp.get("/favicon.ico")
+def favicon() -> Response:
+    # Browsers ask for it on every site; an empty answer keeps their consoles clean.
+    return Response(status=204)
+
+
 @bp.get("/")
 def index() -> Response:
     ctx = web()
