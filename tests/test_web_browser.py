@@ -5,7 +5,7 @@ bulk reject (drag to select, undo, reject again) → ``wikivel-bot write --once`
 approved statement is on the test wiki exactly once and no rejected one is.
 
 The app runs as an operator runs it: ``wikivel-bot web`` (waitress) in a subprocess. The
-screenshots in docs/img/ come from this test (``WIKIVEL_WRITE_SCREENSHOTS=1``).
+screenshots in docs/img/ come from this test (``WIKIVEL_TEST_SCREENSHOTS=1``).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def shoot(page, tmp_path: Path, name: str) -> None:
     target = tmp_path / name
     page.screenshot(path=str(target), full_page=False)
     assert target.stat().st_size > 10_000, f"{name} looks empty"
-    if os.environ.get("WIKIVEL_WRITE_SCREENSHOTS"):
+    if os.environ.get("WIKIVEL_TEST_SCREENSHOTS"):
         shutil.copy(target, ROOT / "docs" / "img" / name)
 
 
