@@ -7,14 +7,14 @@ reverter that builds the pywikibot site on first use, and serve.
 from __future__ import annotations
 
 import threading
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import click
 
 from wikivel_bot.cli.context import CliContext
 
 
-def _reverter(obj: CliContext):  # type: ignore[no-untyped-def]
+def _reverter(obj: CliContext) -> Callable[[str, str], List[str]]:
     """Revert a batch for an operator, one at a time (pywikibot's site is not shared safely)."""
     lock = threading.Lock()
 

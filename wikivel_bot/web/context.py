@@ -35,7 +35,8 @@ class WebContext:
 
 def web() -> WebContext:
     """The context of the app handling the current request."""
-    return current_app.extensions["wikivel"]  # type: ignore[no-any-return]
+    ctx: WebContext = current_app.extensions["wikivel"]
+    return ctx
 
 
 def current_reviewer() -> Optional[Reviewer]:
