@@ -184,3 +184,22 @@ def test_decisions_unchanged_by_refused_requests(webwiki, web_queue) -> None:
     login(client, NEWBIE)
     post_decision(client, csrf_of(client), "M10001", "Q146", "approve")
     assert decision_rows(web_queue) == []
+
+
+def test_wsgi_factory_builds_the_app_from_the_environment(webwiki, tmp_path: Path, monkeypatch) -> None:
+    """What gunicorn calls on Toolforge: settings from WIKIVEL_* variables, the same app."""
+    from wikivel_bot.cli import wsgi
+    from wikivel_bot.queue import migrate
+
+    url = f"sqlite:///{tmp_path / 'q.sqlite'}"
+    migrate.upgrade(create_engine_for(url))
+    monkeypatch.setenv("WIKIVEL_DB_URL", url)
+    monkeypatch.setenv("WIKIVEL_SITE_API_URL", webwiki.api_url)
+    monkeypatch.setenv("WIKIVEL_WEB_OAUTH_CLIENT_ID", DEFAULT_CLIENT_ID)
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('oauth_client_secret = "x"\n')
+    monkeypatch.setenv("WIKIVEL_WEB_SECRETS_FILE", str(secrets))
+    monkeypatch.chdir(tmp_path)
+    client = wsgi.create().test_client()
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/login").headers["Location"].startswith(webwiki.server + "/w/rest.php/oauth2/authorize")
