@@ -171,7 +171,7 @@ def session_cookie(name: str, csrf: str) -> str:
                          "csrf": csrf})
 
 
-def reviewer(base: str, index: int, start_after: int, rounds: int, barrier: threading.Barrier,
+def reviewer(base: str, index: int, start_after: int, rounds: int, think: float, barrier: threading.Barrier,
              out: Dict[str, List[float]], failures: List[str]) -> None:
     http = requests.Session()
     csrf = secrets.token_urlsafe(16)
@@ -182,7 +182,11 @@ def reviewer(base: str, index: int, start_after: int, rounds: int, barrier: thre
     gets: List[float] = []
     posts: List[float] = []
     barrier.wait()
+    # Staggered, so reviewers with think time do not act in lockstep.
+    time.sleep(think * index / 20)
     for n in range(rounds):
+        if think:
+            time.sleep(think)
         t0 = time.perf_counter()
         page = http.get(base + "/api/queue", params={"after": after, "limit": 24}, timeout=60)
         gets.append(time.perf_counter() - t0)
@@ -206,17 +210,34 @@ def percentile(values: List[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> Dict[str, object]:
+def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> List[Dict[str, object]]:
     scratch = Scratch(backend, workdir)
     proc = None
     try:
         n_files, fill_s = fill(scratch.url, args.candidates, args.per_file)
         proc, base = start_server(scratch.url, workdir, args.threads)
+        rows = []
+        for n, think in enumerate(float(t) for t in args.think.split(",")):
+            # Each run starts further into the queue: its files are still undecided.
+            rows.append(load(base, args, n_files, think, offset=n * args.rounds * 2))
+            rows[-1].update(backend=backend, files=n_files, fill_s=fill_s)
+        return rows
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=30)
+        scratch.drop()
+
+
+def load(base: str, args: argparse.Namespace, n_files: int, think: float, offset: int) -> Dict[str, object]:
+    """One run of the reviewers against the server; latencies in ms."""
+    if True:
         out: Dict[str, List[float]] = {}
         failures: List[str] = []
         barrier = threading.Barrier(args.reviewers)
         spacing = n_files // args.reviewers
-        workers = [threading.Thread(target=reviewer, args=(base, i, i * spacing, args.rounds, barrier, out, failures))
+        workers = [threading.Thread(target=reviewer, args=(base, i, offset + i * spacing, args.rounds, think, barrier,
+                                                           out, failures))
                    for i in range(args.reviewers)]
         start = time.perf_counter()
         for w in workers:
@@ -224,7 +245,7 @@ def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> Dict[s
         for w in workers:
             w.join()
         wall = time.perf_counter() - start
-        row: Dict[str, object] = {"backend": backend, "files": n_files, "fill_s": fill_s, "wall_s": wall,
+        row: Dict[str, object] = {"think": think, "wall_s": wall,
                                   "failures": len(failures), "failure_kinds": sorted(set(failures))}
         for kind in ("get", "post"):
             values = out.get(kind, [])
@@ -233,11 +254,6 @@ def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> Dict[s
                          "max": max(values) * 1000}
         row["req_per_s"] = (len(out.get("get", [])) + len(out.get("post", []))) / wall
         return row
-    finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=30)
-        scratch.drop()
 
 
 def main() -> None:
@@ -247,6 +263,9 @@ def main() -> None:
     parser.add_argument("--reviewers", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--think", default="1,0",
+                        help="Seconds each reviewer waits before each GET+POST round; a list runs each "
+                             "(0 = back-to-back requests: the server's saturation point).")
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--port-file", help=argparse.SUPPRESS)
@@ -259,18 +278,19 @@ def main() -> None:
     print(f"# {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
     print(f"# {args.candidates:,} candidates ({args.per_file}/file), {args.reviewers} reviewers x "
           f"{args.rounds} rounds, waitress threads {args.threads}")
-    print("| backend | request | n | p50 ms | p95 ms | p99 ms | max ms |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| backend | think s | request | n | p50 ms | p95 ms | p99 ms | max ms | req/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory(prefix="wikivel-web-bench-") as tmp:
         for backend in args.backends.split(","):
-            row = one_backend(backend.strip(), args, Path(tmp))
-            for kind, label in (("get", "GET /api/queue (24 files)"), ("post", "POST /api/decisions")):
-                s = row[kind]
-                assert isinstance(s, dict)
-                print(f"| {backend} | {label} | {s['n']} | {s['p50']:.1f} | {s['p95']:.1f} | {s['p99']:.1f} "
-                      f"| {s['max']:.1f} |")
-            print(f"# {backend}: filled {row['files']:,} files in {row['fill_s']:.0f} s; "
-                  f"{row['req_per_s']:.0f} requests/s overall; non-200: {row['failures']} {row['failure_kinds']}")
+            for row in one_backend(backend.strip(), args, Path(tmp)):
+                for kind, label in (("get", "GET /api/queue (24 files)"), ("post", "POST /api/decisions")):
+                    s = row[kind]
+                    assert isinstance(s, dict)
+                    print(f"| {backend} | {row['think']:g} | {label} | {s['n']} | {s['p50']:.1f} | {s['p95']:.1f} "
+                          f"| {s['p99']:.1f} | {s['max']:.1f} | {row['req_per_s']:.0f} |")
+                print(f"# {backend}: {row['files']:,} files filled in {row['fill_s']:.0f} s; "
+                      f"non-200: {row['failures']} {row['failure_kinds']}; load {os.getloadavg()[0]:.1f}",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 
 from wikivel_bot.config import WebSettings
+from wikivel_bot.core.states import DECISION_TARGET
 from wikivel_bot.errors import IllegalTransition, NotFound, UsageError
 from wikivel_bot.queue import reviews, web_queries
 from wikivel_bot.queue.store import Store
@@ -84,15 +85,18 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
             if decision_id is None:
                 return _conflict(store, page_id, qid, f"no decision of {reviewer.name} on {mid} {qid} to undo")
             store.undo_decision(decision_id)
-        else:
-            decide(store, mid, [qid], action, reviewer.name, source=SOURCE)
+            return Outcome(200, {"file": mid, "item": qid, "action": word, **_pair(store, page_id, qid)})
+        decide(store, mid, [qid], action, reviewer.name, source=SOURCE)
     except IllegalTransition as exc:
         return _conflict(store, page_id, qid, str(exc))
     except NotFound as exc:
         return _fail(404, str(exc))
     except UsageError as exc:
         return _fail(400, str(exc))
-    return Outcome(200, {"file": mid, "item": qid, "action": word, **_pair(store, page_id, qid)})
+    # Where the decision put the pair (the store checked the move in its transaction): no
+    # second read needed.
+    return Outcome(200, {"file": mid, "item": qid, "action": word, "state": DECISION_TARGET[action].value,
+                         "prominent": action is DecisionAction.APPROVE_PROMINENT, "reviewer": reviewer.name})
 
 
 def _pair(store: Store, page_id: int, qid: str) -> Dict[str, Any]:
