@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict
 from urllib.parse import urlencode
 
-from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 
 from wikivel_bot.core.review_rules import ReviewFilter
 from wikivel_bot.errors import WikivelError
@@ -99,7 +99,7 @@ def review() -> Response:
         "after": _review_url(filters, after=str(found.file_id)),
     }
     return _page("review.html", file=views([found])[0], links=links, filters=filters,
-                 title=f"Review {found.mid}")
+                 refresh_ms=current_app.config.get("WIKIVEL_REFRESH_MS", 15000), title=f"Review {found.mid}")
 
 
 def _review_url(filters: Dict[str, str], **extra: str) -> str:

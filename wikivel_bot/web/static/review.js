@@ -55,6 +55,7 @@
         mark(row, res.body.state, W.WORDS[action] + " by you");
         var s = stack(); s.push({file: file, item: row.dataset.item, url: window.location.pathname + window.location.search}); saveStack(s);
         W.say(message, W.WORDS[action] + ": " + row.querySelector(".item a").textContent);
+        showTally();
         afterDecision();
       } else if (res.status === 409) {
         mark(row, res.body.state || "gone", "already " + (res.body.state || "gone") + (res.body.reviewer ? " by " + res.body.reviewer : "") + " elsewhere");
@@ -123,7 +124,23 @@
         });
       }, function () {});
   }
-  window.setInterval(refresh, 15000);
+  window.setInterval(refresh, parseInt(root.dataset.refreshMs, 10) || 15000);
+
+  /* The personal and the global tally of today (UTC). */
+  var tally = document.getElementById("tally");
+  function showTally() {
+    fetch("/api/stats", {credentials: "same-origin"}).then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (body) {
+        if (!body) { return; }
+        function words(t) {
+          return (t.approve + t.approve_prominent) + " approved, " + t.reject + " rejected, " + t.skip + " skipped";
+        }
+        var text = "Today – everyone: " + words(body.decisions_today);
+        if (body.you) { text = "Today – you: " + words(body.you.decisions_today) + " · everyone: " + words(body.decisions_today); }
+        W.say(tally, text + " · waiting: " + body.queue.candidates.proposed);
+      }, function () {});
+  }
+  showTally();
   var start = firstOpen(0);
   select(start === -1 ? 0 : start);
 })();
