@@ -171,3 +171,29 @@ def test_file_detail_and_stats(webwiki, web_queue) -> None:
     assert stats["queue"]["candidates"]["proposed"] == 8
     assert stats["decisions"]["approve"] == 1 and stats["you"]["decisions"]["approve"] == 1
     assert stats["you"]["name"] == ALICE and stats["you"]["may_decide"] is True
+
+
+def test_calibrated_thresholds_filter_and_show(webwiki, web_queue, tmp_path) -> None:
+    import dataclasses
+    import json
+
+    from tests.web_support import SECRETS, web_settings
+    from wikivel_bot.liveeval.thresholds import thresholds_document
+    from wikivel_bot.web.app import create_app
+
+    add_file(web_queue, 10001, [CAT, DOG])            # scores 0.91 and 0.82
+    add_file(web_queue, 10002, [DOG], day=1)          # 0.82 only
+    path = tmp_path / "thresholds.json"
+    entry = {"threshold": 0.85, "held_out": {"precision": 0.92}}
+    path.write_text(json.dumps(thresholds_document({"zero-shot": entry}, target=0.9, hops=0, holdout=0.5,
+                                                   min_support=10, by_category=False, results=[])))
+    settings = web_settings(webwiki)
+    settings = dataclasses.replace(settings, linker=dataclasses.replace(settings.linker, calibrated=str(path)))
+    client = create_app(settings, web_queue, secrets=SECRETS, items=None).test_client()
+    calibrated = client.get("/api/queue", query_string={"calibrated": "1"}).json["files"]
+    assert [(f["file"], [c["item"] for c in f["candidates"]]) for f in calibrated] == [("M10001", ["Q146"])]
+    shown = {c["item"]: c["calibrated"] for c in client.get("/api/files/M10001").json["candidates"]}
+    assert shown["Q146"] == {"threshold": 0.85, "passes": True, "target": 0.9, "held_out_precision": 0.92}
+    assert shown["Q144"]["passes"] is False
+    page = client.get("/review?file=M10001").get_data(as_text=True)
+    assert "reaches the calibrated threshold 0.850" in page and "held-out precision 92 %" in page

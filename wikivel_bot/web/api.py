@@ -57,7 +57,21 @@ def views(files: Any) -> list:
     qids = {c.qid for f in files for c in f.candidates} | {d.qid for f in files for d in f.depicts}
     items = ctx.items.get(sorted(qids), uselang()) if ctx.items else {}
     site = ctx.settings.site
-    return [file_view(f, items, site.api_url, site.name) for f in files]
+    return [file_view(f, items, site.api_url, site.name, thresholds()) for f in files]
+
+
+def thresholds() -> Any:
+    """The calibrated thresholds of ``linker.calibrated`` (read once), or None."""
+    ctx = web()
+    path = ctx.settings.linker.calibrated
+    if not path:
+        return None
+    if ctx.extra.get("thresholds_path") != path:
+        from wikivel_bot.liveeval.thresholds import load_thresholds
+
+        ctx.extra["thresholds"] = load_thresholds(path)
+        ctx.extra["thresholds_path"] = path
+    return ctx.extra["thresholds"]
 
 
 def _number(name: str) -> Optional[float]:

@@ -13,7 +13,25 @@ from wikivel_bot.core.review_rules import ReviewCandidate, ReviewFile, file_page
 from wikivel_bot.web.items import ItemInfo
 
 
-def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo]) -> Dict[str, Any]:
+def calibration_view(cand: ReviewCandidate, thresholds: Any) -> Optional[Dict[str, Any]]:
+    """What the calibrated thresholds (``linker.calibrated``) say of this suggestion.
+
+    None when no thresholds are configured or the linker was not calibrated; else whether
+    the score reaches the linker's threshold and the precision that threshold had on the
+    held-out files (what "calibrated" promises: a measured precision, not a per-pair
+    probability).
+    """
+    entry = thresholds.linkers.get(cand.linker) if thresholds is not None else None
+    if entry is None:
+        return None
+    held_out = entry.info.get("held_out") if isinstance(entry.info, Mapping) else None
+    precision = held_out.get("precision") if isinstance(held_out, Mapping) else None
+    passes = entry.threshold is not None and cand.score is not None and cand.score >= entry.threshold
+    return {"threshold": entry.threshold, "passes": passes, "target": thresholds.target,
+            "held_out_precision": precision}
+
+
+def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo], thresholds: Any = None) -> Dict[str, Any]:
     """A candidate with its item in the reviewer's language (the linker's text as fallback)."""
     return {
         "item": cand.qid,
@@ -31,11 +49,12 @@ def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo]) -> Dict[str,
         "reasons": list(cand.notes),
         "random_weights": cand.random_weights,
         "item_url": f"https://www.wikidata.org/wiki/{cand.qid}",
+        "calibrated": calibration_view(cand, thresholds),
     }
 
 
-def file_view(f: ReviewFile, items: Mapping[str, ItemInfo], api_url: str = "", site_name: str = "commons"
-              ) -> Dict[str, Any]:
+def file_view(f: ReviewFile, items: Mapping[str, ItemInfo], api_url: str = "", site_name: str = "commons",
+              thresholds: Any = None) -> Dict[str, Any]:
     """A file with its description, categories, present depicts and candidates."""
     return {
         "file": f.mid,
@@ -49,5 +68,5 @@ def file_view(f: ReviewFile, items: Mapping[str, ItemInfo], api_url: str = "", s
         "categories": list(f.categories),
         "depicts": [{"item": d.qid, "label": (items[d.qid].label if d.qid in items else "") or d.qid,
                      "prominent": d.rank == "preferred"} for d in f.depicts],
-        "candidates": [candidate_view(c, items.get(c.qid)) for c in f.candidates],
+        "candidates": [candidate_view(c, items.get(c.qid), thresholds) for c in f.candidates],
     }
