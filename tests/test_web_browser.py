@@ -26,7 +26,7 @@ from tests.review_support import decision_rows, pair_states
 from tests.testwiki import TestWiki
 from tests.testwiki.oauth import DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET
 from tests.testwiki.pwb import write_config
-from tests.web_support import add_web_users
+from tests.web_support import OPERATOR, add_web_users
 from tests.writer_support import depicts_on_wiki, edits_of, targets
 from wikivel_bot.queue import migrate
 from wikivel_bot.queue.engine import create_engine_for
@@ -204,4 +204,30 @@ def test_patroller_journey(browser, tmp_path: Path) -> None:  # noqa: F811 - fix
             assert qid not in targets(depicts_on_wiki(wiki, page_id))
         assert {p for p, _ in GRID_FILES}.isdisjoint({int(e.entity[1:]) for e in wiki.edits})
         assert all(s == "written" for pair, (s, _) in pair_states(store).items() if pair in approved)
+
+        # 5. An operator reverts the batch from its page (the bot account removes the statements).
+        operator = WebServer(child_env(tmp_path, url, wiki, WIKIVEL_WEB_OAUTH_URL=wiki.server + "/w/rest.php",
+                                       WIKIVEL_WEB_OAUTH_CLIENT_ID=DEFAULT_CLIENT_ID,
+                                       WIKIVEL_WEB_SECRETS_FILE=str(secrets), WIKIVEL_WEB_OPERATORS=OPERATOR,
+                                       WIKIVEL_WRITE_TAGS="wikivel-bot"), tmp_path)
+        try:
+            context = browser.new_context(viewport=DESKTOP)
+            page = context.new_page()
+            page.goto(operator.url + "/batches")
+            page.locator("table.list a").first.click()
+            expect(page.locator("table.list tbody tr")).to_have_count(len(approved))
+            expect(page.locator("#revert")).to_have_count(0)  # not logged in: no revert button
+            page.click("#login")
+            page.fill("#wpName", OPERATOR)
+            page.click("#mw-oauth-allow")
+            page.click("#revert")
+            expect(page.locator(".notice")).to_contain_text(f"requested by {OPERATOR}")
+            expect(page.locator(".notice")).to_contain_text(f"{len(approved)} statements removed")
+            context.close()
+        finally:
+            operator.stop()
+        for page_id, qid in approved:
+            assert qid not in targets(depicts_on_wiki(wiki, page_id))
+        assert {pair: s for pair, (s, _) in pair_states(store).items() if pair in approved} == {
+            pair: "reverted" for pair in approved}
         store.close()
