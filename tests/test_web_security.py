@@ -203,3 +203,26 @@ def test_wsgi_factory_builds_the_app_from_the_environment(webwiki, tmp_path: Pat
     client = wsgi.create().test_client()
     assert client.get("/healthz").status_code == 200
     assert client.get("/login").headers["Location"].startswith(webwiki.server + "/w/rest.php/oauth2/authorize")
+
+
+def test_web_command_says_in_one_line_when_the_port_is_taken(tmp_path: Path) -> None:
+    import socket
+
+    from click.testing import CliRunner
+
+    from wikivel_bot.cli import main
+    from wikivel_bot.queue import migrate
+
+    url = f"sqlite:///{tmp_path / 'q.sqlite'}"
+    migrate.upgrade(create_engine_for(url))
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        result = CliRunner().invoke(main, ["--db-url", url, "web", "--port", str(port)])
+    finally:
+        taken.close()
+    assert result.exit_code == 2, result.output
+    assert f"error: cannot listen on 127.0.0.1:{port}" in result.output
+    assert "Traceback" not in result.output

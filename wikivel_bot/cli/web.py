@@ -12,6 +12,7 @@ from typing import Callable, List, Optional
 import click
 
 from wikivel_bot.cli.context import CliContext
+from wikivel_bot.errors import UsageError
 
 
 def _reverter(obj: CliContext) -> Callable[[str, str], List[str]]:
@@ -50,9 +51,17 @@ def web(obj: CliContext, host: Optional[str], port: Optional[int]) -> None:
     is reachable."""
     settings = obj.settings
     store = obj.store()
-    from wikivel_bot.web.app import create_app
-    from wikivel_bot.web.serve import serve
+    try:
+        from wikivel_bot.web.app import create_app
+        from wikivel_bot.web.serve import serve
+    except ImportError as exc:
+        raise UsageError(f"the web review needs {exc.name}: pip install 'wikivel-bot[web]'") from None
 
     app = create_app(settings, store, reverter=_reverter(obj))
-    serve(app, host or settings.web.host, settings.web.port if port is None else port, settings.web.threads,
-          announce=lambda url: click.echo(f"serving the review page on {url}", err=True))
+    where = host or settings.web.host
+    number = settings.web.port if port is None else port
+    try:
+        serve(app, where, number, settings.web.threads,
+              announce=lambda url: click.echo(f"serving the review page on {url}", err=True))
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {where}:{number}: {exc.strerror or exc}") from None
