@@ -217,9 +217,12 @@ def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> List[D
         n_files, fill_s = fill(scratch.url, args.candidates, args.per_file)
         proc, base = start_server(scratch.url, workdir, args.threads)
         rows = []
-        for n, think in enumerate(float(t) for t in args.think.split(",")):
+        # A single reviewer, back to back: what one request costs without queueing.
+        runs = [(1, 0.0)] if args.solo else []
+        runs += [(args.reviewers, float(t)) for t in args.think.split(",")]
+        for n, (reviewers, think) in enumerate(runs):
             # Each run starts further into the queue: its files are still undecided.
-            rows.append(load(base, args, n_files, think, offset=n * args.rounds * 2))
+            rows.append(load(base, args, n_files, think, offset=n * args.rounds * 2, reviewers=reviewers))
             rows[-1].update(backend=backend, files=n_files, fill_s=fill_s)
         return rows
     finally:
@@ -229,31 +232,31 @@ def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> List[D
         scratch.drop()
 
 
-def load(base: str, args: argparse.Namespace, n_files: int, think: float, offset: int) -> Dict[str, object]:
+def load(base: str, args: argparse.Namespace, n_files: int, think: float, offset: int, reviewers: int
+         ) -> Dict[str, object]:
     """One run of the reviewers against the server; latencies in ms."""
-    if True:
-        out: Dict[str, List[float]] = {}
-        failures: List[str] = []
-        barrier = threading.Barrier(args.reviewers)
-        spacing = n_files // args.reviewers
-        workers = [threading.Thread(target=reviewer, args=(base, i, offset + i * spacing, args.rounds, think, barrier,
-                                                           out, failures))
-                   for i in range(args.reviewers)]
-        start = time.perf_counter()
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        wall = time.perf_counter() - start
-        row: Dict[str, object] = {"think": think, "wall_s": wall,
-                                  "failures": len(failures), "failure_kinds": sorted(set(failures))}
-        for kind in ("get", "post"):
-            values = out.get(kind, [])
-            row[kind] = {"n": len(values), "p50": statistics.median(values) * 1000,
-                         "p95": percentile(values, 95) * 1000, "p99": percentile(values, 99) * 1000,
-                         "max": max(values) * 1000}
-        row["req_per_s"] = (len(out.get("get", [])) + len(out.get("post", []))) / wall
-        return row
+    out: Dict[str, List[float]] = {}
+    failures: List[str] = []
+    barrier = threading.Barrier(reviewers)
+    spacing = n_files // reviewers
+    workers = [threading.Thread(target=reviewer, args=(base, i, offset + i * spacing, args.rounds, think, barrier,
+                                                       out, failures))
+               for i in range(reviewers)]
+    start = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    wall = time.perf_counter() - start
+    row: Dict[str, object] = {"think": think, "reviewers": reviewers, "wall_s": wall,
+                              "failures": len(failures), "failure_kinds": sorted(set(failures))}
+    for kind in ("get", "post"):
+        values = out.get(kind, [])
+        row[kind] = {"n": len(values), "p50": statistics.median(values) * 1000,
+                     "p95": percentile(values, 95) * 1000, "p99": percentile(values, 99) * 1000,
+                     "max": max(values) * 1000}
+    row["req_per_s"] = (len(out.get("get", [])) + len(out.get("post", []))) / wall
+    return row
 
 
 def main() -> None:
@@ -267,6 +270,8 @@ def main() -> None:
                         help="Seconds each reviewer waits before each GET+POST round; a list runs each "
                              "(0 = back-to-back requests: the server's saturation point).")
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--solo", action=argparse.BooleanOptionalAction, default=True,
+                        help="First a single reviewer back to back (the cost of one request, no queueing).")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--port-file", help=argparse.SUPPRESS)
     parser.add_argument("--secret", help=argparse.SUPPRESS)
@@ -278,15 +283,15 @@ def main() -> None:
     print(f"# {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
     print(f"# {args.candidates:,} candidates ({args.per_file}/file), {args.reviewers} reviewers x "
           f"{args.rounds} rounds, waitress threads {args.threads}")
-    print("| backend | think s | request | n | p50 ms | p95 ms | p99 ms | max ms | req/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| backend | reviewers | think s | request | n | p50 ms | p95 ms | p99 ms | max ms | req/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory(prefix="wikivel-web-bench-") as tmp:
         for backend in args.backends.split(","):
             for row in one_backend(backend.strip(), args, Path(tmp)):
                 for kind, label in (("get", "GET /api/queue (24 files)"), ("post", "POST /api/decisions")):
                     s = row[kind]
                     assert isinstance(s, dict)
-                    print(f"| {backend} | {row['think']:g} | {label} | {s['n']} | {s['p50']:.1f} | {s['p95']:.1f} "
+                    print(f"| {backend} | {row['reviewers']} | {row['think']:g} | {label} | {s['n']} | {s['p50']:.1f} | {s['p95']:.1f} "
                           f"| {s['p99']:.1f} | {s['max']:.1f} | {row['req_per_s']:.0f} |")
                 print(f"# {backend}: {row['files']:,} files filled in {row['fill_s']:.0f} s; "
                       f"non-200: {row['failures']} {row['failure_kinds']}; load {os.getloadavg()[0]:.1f}",
