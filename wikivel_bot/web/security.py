@@ -21,7 +21,7 @@ from collections import deque
 from typing import Callable, Deque, Dict, Iterable, Optional
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, jsonify, request, session
+from flask import Flask, Response, jsonify, render_template, request, session
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CSRF_HEADER = "X-CSRF-Token"
@@ -42,8 +42,6 @@ def _refuse(status: int, message: str) -> Response:
         answer = jsonify(error=message)
         answer.status_code = status
         return answer
-    from flask import render_template
-
     return Response(render_template("error.html", status=status, message=message), status=status)
 
 
