@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -60,9 +61,9 @@ def queue_files(store: Store, wiki: TestWiki) -> None:
     """The queue as the daemon leaves it: files fetched (with thumbnails) and linked."""
     specs = [(p, t, items) for p, t, items, _ in REVIEW]
     specs += [(p, t, [(GRID_ITEM, "human", "any member of Homo sapiens")]) for p, t in GRID_FILES]
-    for n, (page_id, name, items) in enumerate(specs):
+    for n, (page_id, name, _items) in enumerate(specs):
         title = "File:" + name
-        store.enqueue([Upload(page_id=page_id, title=title, timestamp=__import__("datetime").datetime(2024, 5, 2, 9, n),
+        store.enqueue([Upload(page_id=page_id, title=title, timestamp=datetime(2024, 5, 2, 9, n),
                               uploader="Bob Photographer", mime="image/jpeg")])
     works = {w.page_id: w for w in store.claim_files(FileState.DISCOVERED, 100, "test")}
     for page_id, name, items in specs:
@@ -164,6 +165,9 @@ def test_patroller_journey(browser, tmp_path: Path) -> None:  # noqa: F811 - fix
             page.click("#select-all")
             expect(page.locator("#selected-count")).to_have_text(f"{len(GRID_FILES)} selected")
             shoot(page, tmp_path, "web-grid-desktop.png")
+            phone_page.goto(server.url + f"/grid?item={GRID_ITEM}")
+            phone_page.locator("#tiles .tile .pick").nth(1).click()
+            shoot(phone_page, tmp_path, "web-grid-phone.png")
             page.click("#bulk-reject")
             expect(page.locator("#tiles .tile[data-state='rejected']")).to_have_count(len(GRID_FILES))
             page.click("#bulk-undo")
@@ -171,8 +175,6 @@ def test_patroller_journey(browser, tmp_path: Path) -> None:  # noqa: F811 - fix
             page.click("#select-all")
             page.click("#bulk-reject")
             expect(page.locator("#tiles .tile[data-state='rejected']")).to_have_count(len(GRID_FILES))
-            phone_page.goto(server.url + f"/grid?item={GRID_ITEM}")
-            shoot(phone_page, tmp_path, "web-grid-phone.png")
             assert not errors, errors
             phone.close()
             context.close()

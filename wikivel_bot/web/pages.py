@@ -114,10 +114,10 @@ def grid() -> Response:
         return _page("grid_items.html", items=web_queries.top_items(ctx.store), title="Grid")
     files, following = web_queries.queue_page(ctx.store, query, after_id=after, limit=limit)
     shown = views(files)
-    label = ""
-    for f in shown:
-        label = f["candidates"][0]["label"] if f["candidates"] else ""
-        break
+    label = shown[0]["candidates"][0]["label"] if shown and shown[0]["candidates"] else ""
+    if not label and ctx.items is not None:
+        found = ctx.items.get([query.item], uselang()).get(query.item)
+        label = found.label if found else ""
     more = url_for("pages.grid") + "?" + urlencode({**_filters(), "item": query.item, "after": following}) \
         if following else ""
     return _page("grid.html", item=query.item, label=label, files=shown, more=more, title=f"Grid {query.item}")
