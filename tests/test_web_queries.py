@@ -50,3 +50,12 @@ def test_queue_page_file_detail_and_tallies(store) -> None:
     store.record_edit(approved.candidate_id, "b-1", Written(revid=77, statement_id="M11$x"), started_at=datetime(2026, 11, 1, 12, 0))
     (batch,) = web_queries.recent_batches(store)
     assert batch.batch_id == "b-1" and batch.outcomes == {"written": 1}
+
+
+def test_pair_state(store) -> None:
+    add_file(store, 21, [CAT])
+    assert web_queries.pair_state(store, 21, "Q146") == (True, CandidateState.PROPOSED)
+    assert web_queries.pair_state(store, 21, "Q144") == (True, None)
+    assert web_queries.pair_state(store, 22, "Q146") == (False, None)
+    store.record_decision(21, "Q146", DecisionAction.REJECT, "Ann", "web")
+    assert web_queries.pair_state(store, 21, "Q146") == (True, CandidateState.REJECTED)

@@ -192,3 +192,18 @@ def top_items(store: Store, limit: int = 40) -> List[Tuple[str, int, str]]:
         ev = evidence.get(newest)
         out.append((qid, int(n), str(ev.get("label") or "") if isinstance(ev, dict) else ""))
     return out
+
+
+def pair_state(store: Store, page_id: int, qid: str) -> Tuple[bool, Optional[CandidateState]]:
+    """(file queued?, the pair's state or None) in one query: the decision API's pre-check,
+    on every decision, so one round trip rather than :func:`reviews.pair_status`'s three."""
+    with store.transaction() as conn:
+        row = conn.execute(
+            select(files.c.id, candidates.c.state)
+            .select_from(files.outerjoin(candidates, and_(candidates.c.file_id == files.c.id,
+                                                          candidates.c.qid == qid)))
+            .where(files.c.page_id == page_id)
+        ).first()
+    if row is None:
+        return False, None
+    return True, CandidateState(row.state) if row.state else None

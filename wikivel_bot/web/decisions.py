@@ -73,10 +73,10 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
     if wait:
         return _fail(429, f"more than {web.decisions_per_minute} decisions a minute: wait {wait:.0f} s",
                      retry_after=int(wait) + 1)
-    status = reviews.pair_status(store, page_id, qid)
-    if not status.file_known:
+    file_known, state = web_queries.pair_state(store, page_id, qid)
+    if not file_known:
         return _fail(404, f"{mid} is not in the queue")
-    if status.state is None:
+    if state is None:
         return _fail(404, f"{qid} was never proposed for {mid}")
     action = ACTIONS[word]
     try:
