@@ -4,8 +4,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 # What the daemon needs (the linker included) vs. everything the test suite exercises.
-RUN_EXTRAS  := ml,postgres,mysql
-TEST_EXTRAS := ml,train,dumps,postgres,mysql,dev
+RUN_EXTRAS  := ml,web,postgres,mysql
+TEST_EXTRAS := ml,train,dumps,web,postgres,mysql,dev
 PYTEST_ARGS ?=
 
 .PHONY: install run test schema docs bench-queue clean-venv help

@@ -25,6 +25,12 @@ RESTRICTED: Dict[str, Tuple[str, ...]] = {
     "sqlalchemy": ("queue",),
     "alembic": ("queue",),
     "click": ("cli",),
+    # The web review: Flask and its parts, the OAuth client, the WSGI server.
+    "flask": ("web",),
+    "werkzeug": ("web",),
+    "jinja2": ("web",),
+    "authlib": ("web",),
+    "waitress": ("web",),
 }
 # core may import these and nothing else outside the standard library
 CORE_ALLOWED_INTERNAL = ("wikivel_bot.types", "wikivel_bot.errors", "wikivel_bot.core")

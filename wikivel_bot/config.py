@@ -192,6 +192,47 @@ class SafetySettings:
 
 
 @dataclass(frozen=True)
+class WebSettings:
+    """The patrollers' review page (``wikivel-bot web``)."""
+
+    # Where `wikivel-bot web` listens (--host/--port override).
+    host: str = "127.0.0.1"
+    port: int = 8080
+    # The address reviewers use (e.g. https://wikivel.toolforge.org): the OAuth callback is
+    # built from it, and session cookies are Secure when it is https. Empty = the request's.
+    public_url: str = ""
+    # OAuth 2.0 endpoints' base (…/w/rest.php); empty = the configured site's.
+    oauth_url: str = ""
+    # The OAuth 2.0 consumer's client id (Special:OAuthConsumerRegistration).
+    oauth_client_id: str = ""
+    # A TOML file with oauth_client_secret and session_secret (kept out of this file, so
+    # `config show` never prints them); chmod 600.
+    secrets_file: str = ""
+    # Who may decide: members of any of these groups, or these users. Blocked users never.
+    allowed_groups: Tuple[str, ...] = ("autoconfirmed",)
+    allowed_users: Tuple[str, ...] = ()
+    # Users who may also revert a write batch.
+    operators: Tuple[str, ...] = ()
+    # Decisions one reviewer may post per minute (per web process).
+    decisions_per_minute: int = 120
+    # Files per page of /api/queue and the grid.
+    page_size: int = 24
+    # Worker threads of the WSGI server.
+    threads: int = 8
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"web.port must be between 0 and 65535, not {self.port}")
+        for key in ("decisions_per_minute", "page_size", "threads"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"web.{key} must be at least 1, not {getattr(self, key)}")
+        for key in ("public_url", "oauth_url"):
+            value = getattr(self, key)
+            if value and not value.startswith(("https://", "http://")):
+                raise ConfigError(f"web.{key} must start with https:// or http://, not {value!r}")
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything wikivel-bot can be configured with. Build with :func:`load_settings`."""
 
@@ -204,6 +245,7 @@ class Settings:
     write: WriteSettings = field(default_factory=WriteSettings)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     safety: SafetySettings = field(default_factory=SafetySettings)
+    web: WebSettings = field(default_factory=WebSettings)
     # Where the settings came from, for `status` and error messages.
     source: str = "defaults"
 

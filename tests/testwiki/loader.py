@@ -119,7 +119,8 @@ def load_fixtures(store: WikiStore, root: Path) -> str:
         user = User(name=raw['name'], userid=raw['userid'],
                     groups=list(raw.get('groups', [])),
                     registration=raw.get('registration', '2020-01-01T00:00:00Z'),
-                    botpasswords=dict(raw.get('botpasswords', {})))
+                    botpasswords=dict(raw.get('botpasswords', {})),
+                    blocked=bool(raw.get('blocked', False)))
         store.add_user(user)
         if raw['name'] == 'WikivelBot':
             bot_password = user.botpasswords.get('test', '')

@@ -195,3 +195,5 @@ class User:
     registration: str = '2020-01-01T00:00:00Z'
     editcount: int = 0
     botpasswords: dict[str, str] = field(default_factory=dict)
+    # A blocked account (the OAuth profile's ``blocked`` flag).
+    blocked: bool = False

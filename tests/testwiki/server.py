@@ -23,6 +23,7 @@ from .dispatch import handle_api
 from .faults import FaultRegistry
 from .loader import DEFAULT_FIXTURES, load_fixtures
 from .media import serve_media
+from .oauth import OAuthProvider
 from .recording import RecordedEdit, RecordedRequest, Recorder
 from .store import WikiStore
 from .thumbs import MediaStats
@@ -95,6 +96,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(*serve_media(self.wiki, path))
             return
         params = self._params()
+        if path.startswith('/w/rest.php/oauth2/'):
+            self._send(*self.wiki.oauth.handle(self.command, path, params, headers))
+            return
         if path.startswith('/wikidata/w/'):
             path = path[len('/wikidata'):]   # same wiki, second family name
         if path == '/w/api.php':
@@ -125,6 +129,7 @@ class TestWiki:
         self.recorder = Recorder()
         self.media = MediaStats()
         self.sessions = SessionManager()
+        self.oauth = OAuthProvider(self.store)
         self.stopping = threading.Event()
         self.thumb_delay = thumb_delay
         self.thumb_concurrency_limit = thumb_concurrency_limit

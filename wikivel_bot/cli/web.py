@@ -1,0 +1,67 @@
+"""``wikivel-bot web``: the patrollers' review page and JSON API, served by waitress.
+
+Thin: build the store and the app from the settings, hand operators' batch reverts a
+reverter that builds the pywikibot site on first use, and serve.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, List, Optional
+
+import click
+
+from wikivel_bot.cli.context import CliContext
+from wikivel_bot.errors import UsageError
+
+
+def _reverter(obj: CliContext) -> Callable[[str, str], List[str]]:
+    """Revert a batch for an operator, one at a time (pywikibot's site is not shared safely)."""
+    lock = threading.Lock()
+
+    def revert(batch_id: str, operator: str) -> List[str]:
+        from wikivel_bot.commons import revert as r
+        from wikivel_bot.queue.revert_queries import RevertQueue
+
+        settings = obj.settings
+        with lock:
+            if settings.write.dry_run:
+                from wikivel_bot.commons.writer import enable_dry_run
+
+                enable_dry_run()
+            site = obj.site()
+            reverter = r.StatementReverter(site, tags=settings.write.tags, dry_run=settings.write.dry_run)
+            counters = r.RevertCounters(batch_id=batch_id)
+            r.revert_batch(RevertQueue(obj.store()), reverter, batch_id, counters=counters)
+        return [f"requested by {operator}", *counters.lines()]
+
+    return revert
+
+
+@click.command("web")
+@click.option("--host", help="Address to listen on (default: web.host, 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port (default: web.port; 0 = any free port).")
+@click.pass_obj
+def web(obj: CliContext, host: Optional[str], port: Optional[int]) -> None:
+    """Serve the review page for patrollers: login with the reviewer's wiki account (OAuth
+    2.0), one file at a time with keys, a grid for one item across many files, write batches
+    with revert for operators, and the JSON API (/api/queue, /api/files/M123, /api/stats,
+    POST /api/decisions). Decisions are the same rows the terminal review writes. Settings:
+    the [web] section; secrets in web.secrets_file. GET /healthz answers 200 while the queue
+    is reachable."""
+    settings = obj.settings
+    store = obj.store()
+    try:
+        from wikivel_bot.web.app import create_app
+        from wikivel_bot.web.serve import serve
+    except ImportError as exc:
+        raise UsageError(f"the web review needs {exc.name}: pip install 'wikivel-bot[web]'") from None
+
+    app = create_app(settings, store, reverter=_reverter(obj))
+    where = host or settings.web.host
+    number = settings.web.port if port is None else port
+    try:
+        serve(app, where, number, settings.web.threads,
+              announce=lambda url: click.echo(f"serving the review page on {url}", err=True))
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {where}:{number}: {exc.strerror or exc}") from None

@@ -1,0 +1,91 @@
+"""``create_app``: the Flask app on one queue and one Settings.
+
+The CLI (``wikivel-bot web``) builds the store and calls this; tests call it with a store
+of their own and drive it with Flask's test client or a real browser over waitress.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from pathlib import Path
+from typing import Callable, Optional, Union
+
+from flask import Flask
+
+from wikivel_bot import __version__
+from wikivel_bot.config import Settings, SiteSettings
+from wikivel_bot.core.review_rules import SITE_BASES
+from wikivel_bot.queue.store import Store
+from wikivel_bot.web import api, oauth, pages, security
+from wikivel_bot.web.context import Reverter, WebContext
+from wikivel_bot.web.items import ItemLookup
+from wikivel_bot.web.secrets_file import WebSecrets, load_secrets
+
+log = logging.getLogger(__name__)
+HERE = Path(__file__).parent
+# Media of Wikimedia wikis (file thumbnails and item images).
+WIKIMEDIA_MEDIA = "https://upload.wikimedia.org"
+WIKIDATA_API = "https://www.wikidata.org/w/api.php"
+
+
+def oauth_base(site: SiteSettings, configured: str = "") -> str:
+    """The ``…/w/rest.php`` the OAuth 2.0 endpoints hang under: ``web.oauth_url``, else the
+    configured wiki's (its api.php's sibling), else the named Wikimedia site's."""
+    if configured:
+        return configured.rstrip("/")
+    if site.api_url:
+        return site.api_url.rsplit("/", 1)[0] + "/rest.php"
+    base = SITE_BASES.get(site.name.strip().lower(), SITE_BASES["commons"])
+    return base.replace("/wiki/", "/w/rest.php")
+
+
+def create_app(
+    settings: Settings,
+    store: Store,
+    *,
+    secrets: Optional[WebSecrets] = None,
+    items: Union[ItemLookup, None, bool] = True,
+    reverter: Optional[Reverter] = None,
+    clock: Optional[Callable[[], float]] = None,
+) -> Flask:
+    """The web app.
+
+    :param settings: ``[web]`` and ``[site]`` are read; the store is already built from ``[db]``.
+    :param secrets: default: read from ``web.secrets_file``.
+    :param items: an item look-up, True to build one from ``[site]``, or None/False for none
+        (the page then shows the linker's labels).
+    :param reverter: reverts a batch for an operator; None: the batch page offers no revert.
+    :param clock: the rate limiter's clock (tests).
+    """
+    secrets = secrets if secrets is not None else load_secrets(settings.web.secrets_file)
+    if secrets.ephemeral:
+        log.warning("web: no session_secret in web.secrets_file; logins end when this process does")
+    site = settings.site
+    contact = site.operator_contact or "no contact set"
+    user_agent = f"wikivel-bot-web/{__version__} ({contact})"
+    if items is True:
+        media_api = site.api_url or SITE_BASES.get(site.name, SITE_BASES["commons"]).replace("/wiki/", "/w/api.php")
+        items = ItemLookup(site.wikidata_api_url or site.api_url or WIKIDATA_API, media_api, user_agent)
+    app = Flask(__name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"))
+    app.config.update(
+        SECRET_KEY=secrets.session_secret,
+        SESSION_COOKIE_NAME="wikivel_session",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.web.public_url.startswith("https://"),
+        PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
+        MAX_CONTENT_LENGTH=64 * 1024,
+        JSON_SORT_KEYS=False,
+    )
+    limiter = security.RateLimiter(settings.web.decisions_per_minute, *(() if clock is None else (clock,)))
+    app.extensions["wikivel"] = WebContext(
+        store=store, settings=settings, secrets=secrets, limiter=limiter, items=items or None,
+        reverter=reverter, oauth_base=oauth_base(site, settings.web.oauth_url), user_agent=user_agent,
+    )
+    origins = {security.origin_of(u) for u in (site.api_url, site.wikidata_api_url)} | {WIKIMEDIA_MEDIA}
+    security.install(app, {o for o in origins if o})
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(oauth.bp)
+    app.register_blueprint(api.bp)
+    return app

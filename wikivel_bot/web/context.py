@@ -1,0 +1,44 @@
+"""What every request handler needs, built once by :func:`wikivel_bot.web.app.create_app`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
+
+from flask import current_app, session
+
+from wikivel_bot.config import Settings
+from wikivel_bot.queue.store import Store
+from wikivel_bot.web.items import ItemLookup
+from wikivel_bot.web.reviewer import Reviewer, from_session
+from wikivel_bot.web.secrets_file import WebSecrets
+from wikivel_bot.web.security import RateLimiter
+
+# Reverts a batch as an operator: (batch id, operator name) -> lines to show.
+Reverter = Callable[[str, str], List[str]]
+
+
+@dataclass
+class WebContext:
+    """The queue, the settings and the helpers of one web app."""
+
+    store: Store
+    settings: Settings
+    secrets: WebSecrets
+    limiter: RateLimiter
+    items: Optional[ItemLookup] = None
+    reverter: Optional[Reverter] = None
+    oauth_base: str = ""
+    user_agent: str = "wikivel-bot-web"
+    extra: dict = field(default_factory=dict)
+
+
+def web() -> WebContext:
+    """The context of the app handling the current request."""
+    ctx: WebContext = current_app.extensions["wikivel"]
+    return ctx
+
+
+def current_reviewer() -> Optional[Reviewer]:
+    """Who is logged in on this request, or None."""
+    return from_session(session.get("user"))

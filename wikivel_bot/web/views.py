@@ -1,0 +1,72 @@
+"""Queue values as the API answers them and the templates show them (plain dicts).
+
+One shape for both, so the page and a gadget using the API see the same evidence. Every
+string here is data from the wiki or Wikidata: templates autoescape it, and the API sends
+it as JSON (``application/json``, never HTML).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from wikivel_bot.core.review_rules import ReviewCandidate, ReviewFile, file_page_url
+from wikivel_bot.web.items import ItemInfo
+
+
+def calibration_view(cand: ReviewCandidate, thresholds: Any) -> Optional[Dict[str, Any]]:
+    """What the calibrated thresholds (``linker.calibrated``) say of this suggestion.
+
+    None when no thresholds are configured or the linker was not calibrated; else whether
+    the score reaches the linker's threshold and the precision that threshold had on the
+    held-out files (what "calibrated" promises: a measured precision, not a per-pair
+    probability).
+    """
+    entry = thresholds.linkers.get(cand.linker) if thresholds is not None else None
+    if entry is None:
+        return None
+    held_out = entry.info.get("held_out") if isinstance(entry.info, Mapping) else None
+    precision = held_out.get("precision") if isinstance(held_out, Mapping) else None
+    passes = entry.threshold is not None and cand.score is not None and cand.score >= entry.threshold
+    return {"threshold": entry.threshold, "passes": passes, "target": thresholds.target,
+            "held_out_precision": precision}
+
+
+def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo], thresholds: Any = None) -> Dict[str, Any]:
+    """A candidate with its item in the reviewer's language (the linker's text as fallback)."""
+    return {
+        "item": cand.qid,
+        "label": (info.label if info and info.label else cand.label) or cand.qid,
+        "description": (info.description if info and info.description else cand.description),
+        "label_lang": info.lang if info and info.label else "",
+        "image": info.image_thumb if info else "",
+        "image_title": info.image_title if info else "",
+        "score": None if cand.score is None else round(float(cand.score), 4),
+        "rank": cand.rank,
+        "linker": cand.linker,
+        "state": cand.state.value,
+        "prominent": cand.prominent,
+        "reviewer": cand.reviewer or None,
+        "reasons": list(cand.notes),
+        "random_weights": cand.random_weights,
+        "item_url": f"https://www.wikidata.org/wiki/{cand.qid}",
+        "calibrated": calibration_view(cand, thresholds),
+    }
+
+
+def file_view(f: ReviewFile, items: Mapping[str, ItemInfo], api_url: str = "", site_name: str = "commons",
+              thresholds: Any = None) -> Dict[str, Any]:
+    """A file with its description, categories, present depicts and candidates."""
+    return {
+        "file": f.mid,
+        "file_id": f.file_id,
+        "title": f.title,
+        "url": file_page_url(f.title, api_url, site_name),
+        "thumb": f.thumb_url,
+        "uploader": f.uploader,
+        "uploaded_at": f.uploaded_at.isoformat() + "Z" if f.uploaded_at else None,
+        "description": f.description,
+        "categories": list(f.categories),
+        "depicts": [{"item": d.qid, "label": (items[d.qid].label if d.qid in items else "") or d.qid,
+                     "prominent": d.rank == "preferred"} for d in f.depicts],
+        "candidates": [candidate_view(c, items.get(c.qid), thresholds) for c in f.candidates],
+    }
