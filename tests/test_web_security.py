@@ -170,10 +170,12 @@ def test_secrets_file(tmp_path: Path) -> None:
 
 
 def test_web_settings_are_validated() -> None:
-    with pytest.raises(ConfigError, match="web.port"):
-        WebSettings(port=70000)
-    with pytest.raises(ConfigError, match="web.decisions_per_minute"):
-        WebSettings(decisions_per_minute=0)
+    from wikivel_bot.config import load_settings
+
+    with pytest.raises(ConfigError, match="WIKIVEL_WEB_PORT: web.port must be between 0 and 65535"):
+        load_settings(env={"WIKIVEL_WEB_PORT": "70000"})
+    with pytest.raises(ConfigError, match="web.decisions_per_minute must be between 1"):
+        load_settings(env={"WIKIVEL_WEB_DECISIONS_PER_MINUTE": "0"})
     with pytest.raises(ConfigError, match="web.public_url"):
         WebSettings(public_url="wikivel.example.org")
 

@@ -221,11 +221,7 @@ class WebSettings:
     threads: int = 8
 
     def __post_init__(self) -> None:
-        if not 0 <= self.port <= 65535:
-            raise ConfigError(f"web.port must be between 0 and 65535, not {self.port}")
-        for key in ("decisions_per_minute", "page_size", "threads"):
-            if getattr(self, key) < 1:
-                raise ConfigError(f"web.{key} must be at least 1, not {getattr(self, key)}")
+        # Numbers are checked with the rest in NUMERIC_RULES (naming where they came from).
         for key in ("public_url", "oauth_url"):
             value = getattr(self, key)
             if value and not value.startswith(("https://", "http://")):
@@ -347,6 +343,10 @@ NUMERIC_RULES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "daemon.link_interval_s": _at_least(1),
     "daemon.maintenance_interval_s": _at_least(1),
     "daemon.metrics_port": _between(0, 65535),
+    "web.port": _between(0, 65535),
+    "web.decisions_per_minute": _between(1, 100000),
+    "web.page_size": _between(1, 500),
+    "web.threads": _between(1, 256),
 }
 
 
