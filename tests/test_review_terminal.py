@@ -32,7 +32,7 @@ def test_full_session_through_a_pty(tmp_path: Path) -> None:
     env.update(TERM="xterm", COLUMNS="120", LINES="40")
     child = pexpect.spawn(
         sys.executable, ["-m", "wikivel_bot", "--db-url", url, "review", "--reviewer", "Ann"],
-        cwd=str(ROOT), env=env, encoding="utf-8", timeout=20, dimensions=(40, 120),
+        cwd=str(ROOT), env=env, encoding="utf-8", timeout=120, dimensions=(40, 120),
     )
     try:
         child.expect_exact("file 1 of 2: M1  File:Cat on a sofa.jpg")
@@ -88,7 +88,7 @@ def test_ctrl_c_ends_the_session_with_its_summary(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIVEL_")}
     child = pexpect.spawn(
         sys.executable, ["-m", "wikivel_bot", "--db-url", url, "review"],
-        cwd=str(ROOT), env={**env, "WIKIVEL_REVIEW_REVIEWER": "Bo"}, encoding="utf-8", timeout=20,
+        cwd=str(ROOT), env={**env, "WIKIVEL_REVIEW_REVIEWER": "Bo"}, encoding="utf-8", timeout=120,
     )
     try:
         child.expect_exact("review> ")
