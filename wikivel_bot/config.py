@@ -158,6 +158,28 @@ class DaemonSettings:
 
 
 @dataclass(frozen=True)
+class BackfillSettings:
+    # Running on Toolforge (Wikimedia Cloud): the media servers' robot-policy limits below
+    # are not enforced there, so toolforge_connections applies and no bandwidth cap.
+    toolforge: bool = False
+    # Robot policy for upload.wikimedia.org: at most 2 concurrent downloads in total and
+    # 25 Mbit/s averaged over 10 s, across every node of a Ray cluster.
+    max_connections: int = 2
+    max_mbps: float = 25.0
+    # Concurrent downloads in total on Toolforge.
+    toolforge_connections: int = 8
+    # Files per API request and per Ray batch of the read/filter stage (at most 50).
+    batch_size: int = 50
+    # Linker actors; 0 = one per GPU, else one per two CPUs of the cluster (at least one).
+    actors: int = 0
+    # Claims carry "backfill:<run_name>"; a run restarted under the same name takes back
+    # what its killed predecessor held.
+    run_name: str = "default"
+    # Also write the candidates as Parquet shards here ("" = off).
+    parquet_dir: str = ""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything wikivel-bot can be configured with. Build with :func:`load_settings`."""
 
@@ -169,6 +191,7 @@ class Settings:
     review: ReviewSettings = field(default_factory=ReviewSettings)
     write: WriteSettings = field(default_factory=WriteSettings)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    backfill: BackfillSettings = field(default_factory=BackfillSettings)
     # Where the settings came from, for `status` and error messages.
     source: str = "defaults"
 
