@@ -19,7 +19,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from wikivel_bot.backfill import stages
 from wikivel_bot.backfill.rows import COLUMNS, BackfillCounters, new_row
@@ -28,8 +28,6 @@ from wikivel_bot.config import Settings
 from wikivel_bot.errors import UsageError
 
 log = logging.getLogger(__name__)
-DOWNLOAD_BATCH = 8
-DECODE_BATCH = 16
 IO_CPU = 0.1
 DECODE_CPU = 0.25
 # Variables a worker needs to find pywikibot's config and this package.
@@ -162,15 +160,19 @@ def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, side: 
         fn_kwargs={"settings": settings, "worker": worker, "identity": identity, "depicted": depicted},
         compute=TaskPoolStrategy(size=1), num_cpus=IO_CPU,
     )
+    # Later stages take each block as it comes (batch_size=None): a batch size there would
+    # make Ray Data wait for that many rows, so one slow download would hold up the files
+    # behind it. Blocks are one API batch (at most backfill.batch_size files) each, and
+    # link_files batches for the model itself (linker.batch_size).
     dataset = dataset.map_batches(
-        download_batch, batch_size=DOWNLOAD_BATCH, batch_format="pyarrow",
+        download_batch, batch_size=None, batch_format="pyarrow",
         fn_kwargs={"settings": settings, "budget": budget, "connections": connections},
         compute=TaskPoolStrategy(size=max(1, connections)), num_cpus=IO_CPU,
     )
-    dataset = dataset.map_batches(decode_batch, batch_size=DECODE_BATCH, batch_format="pyarrow",
+    dataset = dataset.map_batches(decode_batch, batch_size=None, batch_format="pyarrow",
                                   fn_kwargs={"side": side}, num_cpus=DECODE_CPU)
     return dataset.map_batches(
-        LinkStage, batch_size=max(1, settings.linker.batch_size), batch_format="pyarrow",
+        LinkStage, batch_size=None, batch_format="pyarrow",
         fn_constructor_kwargs={"settings": settings}, compute=ActorPoolStrategy(size=actors),
         num_gpus=1 if gpus else 0, num_cpus=1,
     )
@@ -245,7 +247,7 @@ def _to_table(rows: List[Dict[str, Any]]) -> Any:
 _RESOLVERS: Dict[str, Any] = {}
 
 
-def resolve_batch(batch: Any, settings: Settings, worker: str, identity: Any, depicted: Any) -> Iterator[Any]:
+def resolve_batch(batch: Any, settings: Settings, worker: str, identity: Any, depicted: Any) -> Any:
     """read → filter (Ray task; one at a time, as API etiquette asks). The site, fetcher
     and store live as long as the worker process, which Ray reuses across batches."""
     from wikivel_bot.commons.fetcher import Fetcher
@@ -259,12 +261,8 @@ def resolve_batch(batch: Any, settings: Settings, worker: str, identity: Any, de
         ports = _RESOLVERS[key] = (fetcher, open_store(settings))
     column = "title" if "title" in batch.column_names else "text"
     rows = [new_row(str(t)) for t in batch.column(column).to_pylist()]
-    rows = stages.resolve(rows, fetcher=ports[0], store=ports[1], worker=worker,
-                          identity=tuple(identity), depicted=depicted)
-    # Small blocks, so that several download tasks share one API batch's files (and a slow
-    # download holds up only its own block).
-    for start in range(0, len(rows), DOWNLOAD_BATCH):
-        yield _to_table(rows[start:start + DOWNLOAD_BATCH])
+    return _to_table(stages.resolve(rows, fetcher=ports[0], store=ports[1], worker=worker,
+                                    identity=tuple(identity), depicted=depicted))
 
 
 _CLIENTS: Dict[str, Callable[[str], bytes]] = {}
@@ -281,7 +279,8 @@ def download_batch(batch: Any, settings: Settings, budget: Any, connections: int
         client = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact,
                                                max_connections=connections, sleep=budget_sleep(budget))
         get = _CLIENTS[key] = budgeted_get(budget, client)
-    return _to_table(stages.download(batch.to_pylist(), get))
+    # Threads up to the budget's slots: the budget, not the task count, bounds the downloads.
+    return _to_table(stages.download(batch.to_pylist(), get, parallel=connections))
 
 
 def decode_batch(batch: Any, side: Optional[int]) -> Any:

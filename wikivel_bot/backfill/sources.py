@@ -62,7 +62,7 @@ class Sources:
 def open_text(path: str) -> IO[bytes]:
     """A dump or list file, decompressed by its suffix."""
     if path.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     if path.endswith(".bz2"):
         return bz2.open(path, "rb")
     return open(path, "rb")

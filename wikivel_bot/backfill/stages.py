@@ -44,6 +44,7 @@ Row = Dict[str, Any]
 # Reason kinds of the rows a run passes over (the part before the colon is what the summary
 # groups by, as for the daemon's filters).
 NO_SUCH_FILE = "no such file"
+NOT_A_TITLE = "not a title"
 ALREADY_LINKED = "already linked"
 ALREADY_DONE = "already settled"
 CLAIMED = "claimed elsewhere"
@@ -80,11 +81,11 @@ def resolve(
     """
     pending: List[Row] = []
     for row in rows:
-        row["title"] = normalise_title(row["title"])
+        given, row["title"] = row["title"], normalise_title(row["title"])
         if row["title"]:
             pending.append(row)
         else:
-            settle(row, SKIPPED, f"{NO_SUCH_FILE}: a blank or invalid title")
+            settle(row, SKIPPED, f"{NOT_A_TITLE}: {given.strip()[:80]!r}")
     try:
         entries = {entry.key: entry for entry in fetcher.query([r["title"] for r in pending])}
     except WikiError as exc:
@@ -138,23 +139,32 @@ def resolve(
     return rows
 
 
-def download(rows: List[Row], get: Callable[[str], bytes]) -> List[Row]:
+def download(rows: List[Row], get: Callable[[str], bytes], parallel: int = 1) -> List[Row]:
     """Fetch each pending row's thumbnail with ``get`` (the thumbnail client under the
-    cluster's download budget). A file that is the problem (404, corrupt, a bomb) is
-    unavailable with its reason; a server that kept failing defers the file to the next run."""
-    for row in rows:
-        if row["outcome"] != PENDING:
-            continue
+    cluster's download budget), ``parallel`` at a time. A file that is the problem (404,
+    corrupt, a bomb) is unavailable with its reason; a server that kept failing defers the
+    file to the next run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(row: Row) -> None:
         url = media_from_text(row["media"]).thumb_url
         if not url:
             settle(row, UNAVAILABLE, filters.reason(filters.NO_THUMBNAIL, "the fetcher found no thumbnail URL"))
-            continue
+            return
         try:
             row["data"] = get(url)
         except FileUnavailable as exc:
             settle(row, UNAVAILABLE, str(exc))
         except WikiError as exc:
             settle(row, DEFERRED, str(exc))
+
+    pending = [row for row in rows if row["outcome"] == PENDING]
+    if parallel <= 1 or len(pending) <= 1:
+        for row in pending:
+            one(row)
+    else:
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="backfill-thumb") as pool:
+            list(pool.map(one, pending))
     return rows
 
 

@@ -101,7 +101,7 @@ def link_files(
                 # Bytes are decoded here; the backfill decodes in its own CPU stage (with
                 # decode_image and model_side below, so the pixels are the same) and passes
                 # the image.
-                image = (decode_image(data, max_pixels=max_pixels, min_side=model_side(linker))
+                image = (decode_image(bytes(data), max_pixels=max_pixels, min_side=model_side(linker))
                          if isinstance(data, (bytes, bytearray)) else data)
             except FileUnavailable as exc:
                 outcomes[start + offset] = LinkFailed(media, str(exc))
