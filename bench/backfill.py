@@ -201,6 +201,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--sample", type=int, default=200, help="files for the per-stage costs")
     parser.add_argument("--model", default="tiny", help="tiny (test config) or an open_clip model name")
+    parser.add_argument("--stages-only", action="store_true", help="only the per-stage costs (e.g. for ViT-B-32)")
     args = parser.parse_args()
     model = str(tiny_model_file()) if args.model == "tiny" else args.model
     work = Path(tempfile.mkdtemp(prefix="bench-backfill-"))
@@ -214,6 +215,12 @@ def main() -> None:
         title_file.write_text("\n".join(titles) + "\n")
         costs = stage_costs(settings_for(wiki, work, "stages", model), titles[:args.sample], args.sample)
         print(f"# stage costs: {costs}", file=sys.stderr)
+        if args.stages_only:
+            print(f"CPU: {cpu_model()} ({os.cpu_count()} cores; flags: {' '.join(cpu_flags()) or 'none'}); "
+                  f"model {args.model}, random weights, CPU; {args.sample} files")
+            for name, cost in costs.items():
+                print(f"| {name} | {cost['wall'] * 1000:.2f} | {cost['cpu'] * 1000:.2f} |")
+            return
         daemon = daemon_run(settings_for(wiki, work, "daemon", model), titles)
         print(f"# daemon: {daemon}", file=sys.stderr)
         backfill = backfill_run(settings_for(wiki, work, "backfill", model), title_file)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +21,7 @@ from typing import IO, Any, Iterator, List, Optional, Set
 
 from wikivel_bot.errors import UsageError
 
+log = logging.getLogger(__name__)
 _ID = re.compile(rb'"id"\s*:\s*"M(\d+)"')
 
 
@@ -72,11 +74,12 @@ def depicted_page_ids(path: str) -> Set[int]:
     """Page ids of the files the MediaInfo dump shows with at least one P180 statement.
 
     The dump is a JSON array with one entity per line; a line is parsed only when it
-    mentions P180 at all (most do not), which keeps the pass at disk speed.
-    :raises UsageError: the file is not a MediaInfo dump.
+    mentions P180 at all (most do not), which keeps the pass at disk speed. Damaged lines
+    are skipped (and counted in a log line).
+    :raises UsageError: nothing in the file could be read as an entity.
     """
     found: Set[int] = set()
-    seen = 0
+    seen = bad = 0
     with open_text(path) as handle:
         for raw in handle:
             line = raw.strip().rstrip(b",")
@@ -88,10 +91,17 @@ def depicted_page_ids(path: str) -> Set[int]:
             try:
                 entity = json.loads(line)
             except ValueError:
-                raise UsageError(f"{path}: line {seen} is not JSON (expected a MediaInfo dump)") from None
+                # A damaged entity (dumps have them) must not end a pass over 100M lines.
+                bad += 1
+                continue
+            statements = entity.get("statements") if isinstance(entity, dict) else None
             match = _ID.search(line)
-            if match and entity.get("statements", {}).get("P180"):
+            if match and isinstance(statements, dict) and statements.get("P180"):
                 found.add(int(match.group(1)))
+    if bad:
+        log.warning("%s: %d damaged entities skipped", path, bad)
+    if seen and not found and bad == seen:
+        raise UsageError(f"{path}: no readable entity (expected a MediaInfo JSON dump)")
     return found
 
 
