@@ -144,7 +144,7 @@ def test_category_to_a_depth_and_a_429_with_retry_after_is_honoured(
     _categorise(wiki, "Category:Cats", "Backfill animals")
     _categorise(wiki, "Category:Black cats", "Backfill animals")
     _categorise(wiki, "Category:Black cats", "Cats")  # a file reachable twice is read once
-    settings = backfill_settings(wiki, tmp_path, labels)
+    settings = backfill_settings(wiki, tmp_path, labels, parquet_dir=str(tmp_path / "shards"))
     site = open_site(settings.site)
     assert list(category_files(site, "Backfill animals", 0)) == []
     members = sorted(category_files(site, "Category:Backfill animals", 1))
@@ -165,6 +165,12 @@ def test_category_to_a_depth_and_a_429_with_retry_after_is_honoured(
     assert all(r.user_agent.startswith("wikivel-bot/") and "User:Wikivel_operator" in r.user_agent
                for r in wiki.requests if r.at >= since and r.path.startswith("/thumb/"))
     assert queue_rows(settings)[target]["state"] == "linked"
+    # The Parquet shards hold exactly the candidates the queue took.
+    import pyarrow.parquet as pq
+
+    shards = [pq.read_table(path).to_pylist() for path in result.shards]
+    in_shards = sorted((r["title"], r["qid"]) for shard in shards for r in shard)
+    assert in_shards == sorted((t, q) for t, q, *_ in candidate_pairs(settings)) and in_shards
 
 
 def _categorise(wiki, title: str, parent: str) -> None:  # noqa: F811

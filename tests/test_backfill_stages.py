@@ -157,3 +157,19 @@ def test_files_with_p180_in_the_dump_are_skipped_without_queueing(wiki, pywikibo
     assert set(file_rows(store)) == {"File:Sailing boat at sea.jpg"}
     assert file_rows(store)["File:Sailing boat at sea.jpg"]["claimed_by"] == "backfill:t"
     store.close()
+
+
+def test_bad_backfill_settings_are_one_line_errors(tmp_path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from wikivel_bot.cli import main
+
+    titles = tmp_path / "titles.txt"
+    titles.write_text("File:X.jpg\n")
+    monkeypatch.setenv("WIKIVEL_BACKFILL_BATCH_SIZE", "500")
+    result = CliRunner().invoke(main, ["--db-url", f"sqlite:///{tmp_path / 'q.sqlite'}", "backfill",
+                                       "--titles", str(titles)])
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: backfill.batch_size must be at most 50 (files per API request), not 500"
+    result = CliRunner().invoke(main, ["backfill", "--titles", str(tmp_path / "missing.txt")])
+    assert result.exit_code == 2 and "missing.txt: no such file" in result.output

@@ -25,7 +25,7 @@ from wikivel_bot.backfill import stages
 from wikivel_bot.backfill.rows import COLUMNS, BackfillCounters, new_row
 from wikivel_bot.backfill.sources import Sources, depicted_page_ids
 from wikivel_bot.config import Settings
-from wikivel_bot.errors import UsageError
+from wikivel_bot.errors import ConfigError, UsageError
 
 log = logging.getLogger(__name__)
 IO_CPU = 0.1
@@ -62,7 +62,7 @@ class BackfillResult:
 
 def worker_name(settings: Settings) -> str:
     """The claim holder's name of a run: ``backfill:<run_name>`` (the column holds 64)."""
-    return f"backfill:{settings.backfill.run_name}"[:64]
+    return f"backfill:{settings.backfill.run_name}"
 
 
 def open_store(settings: Settings) -> Any:
@@ -89,25 +89,27 @@ def run_backfill(
     import ray
 
     sources.check()
+    check_settings(settings)
     started = time.monotonic()
     store = open_store(settings)
-    store.check_schema()
-    worker = worker_name(settings)
-    from wikivel_bot.queue.backfill import held_by
-
-    # A run killed under this name left these claimed: take them back now, not in a lease.
-    store.release_files(held_by(store, worker))
-    identity, side = _linker_identity(settings)
-    depicted = depicted_page_ids(sources.mediainfo_dump) if sources.mediainfo_dump else set()
-    listed: List[str] = []
-    if sources.category or sources.since or sources.until:
-        from wikivel_bot.commons.site import open_site
-
-        listed = list(sources.listed(open_site(settings.site)))
-    owns_ray = _start_ray(address, num_cpus)
     counters = BackfillCounters()
     result = BackfillResult(counters)
+    owns_ray = False
     try:
+        store.check_schema()
+        worker = worker_name(settings)
+        from wikivel_bot.queue.backfill import held_by
+
+        # A run killed under this name left these claimed: take them back now, not in a lease.
+        store.release_files(held_by(store, worker))
+        identity, side = _linker_identity(settings)
+        depicted = depicted_page_ids(sources.mediainfo_dump) if sources.mediainfo_dump else set()
+        listed: List[str] = []
+        if sources.category or sources.since or sources.until:
+            from wikivel_bot.commons.site import open_site
+
+            listed = list(sources.listed(open_site(settings.site)))
+        owns_ray = _start_ray(address, num_cpus)
         from ray.data import DataContext
 
         DataContext.get_current().enable_progress_bars = progress
@@ -117,8 +119,8 @@ def run_backfill(
         # Without GPUs the model gets at most half the CPUs and one is always left for the
         # other stages (more actors than that would starve them, and the run would stall).
         actors = settings.backfill.actors or (gpus if gpus else max(1, cpus // 2))
-        if not gpus:
-            actors = max(1, min(actors, cpus - 1))
+        # One GPU per actor: more actors than GPUs would never be placed.
+        actors = min(actors, gpus) if gpus else max(1, min(actors, cpus - 1))
         result.actors, result.gpus = actors, gpus
         toolforge = settings.backfill.toolforge
         budget = ray.remote(_budget_class()).options(max_concurrency=1000).remote(
@@ -145,6 +147,21 @@ def run_backfill(
         if owns_ray:
             ray.shutdown()
     return result
+
+
+def check_settings(settings: Settings) -> None:
+    """ConfigError naming the key for backfill settings that cannot work."""
+    b = settings.backfill
+    for key, value, low in (("max_connections", b.max_connections, 1), ("toolforge_connections", b.toolforge_connections, 1),
+                            ("batch_size", b.batch_size, 1), ("actors", b.actors, 0)):
+        if value < low:
+            raise ConfigError(f"backfill.{key} must be at least {low}, not {value}")
+    if b.batch_size > 50:
+        raise ConfigError(f"backfill.batch_size must be at most 50 (files per API request), not {b.batch_size}")
+    if b.max_mbps <= 0 and not b.toolforge:
+        raise ConfigError(f"backfill.max_mbps must be above 0 outside Toolforge, not {b.max_mbps}")
+    if not b.run_name.strip() or len(b.run_name) > 55:
+        raise ConfigError(f"backfill.run_name must be 1 to 55 characters, not {b.run_name!r}")
 
 
 def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, side: Optional[int],
