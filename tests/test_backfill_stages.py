@@ -173,3 +173,20 @@ def test_bad_backfill_settings_are_one_line_errors(tmp_path, monkeypatch) -> Non
     assert result.output.strip() == "error: backfill.batch_size must be at most 50 (files per API request), not 500"
     result = CliRunner().invoke(main, ["backfill", "--titles", str(tmp_path / "missing.txt")])
     assert result.exit_code == 2 and "missing.txt: no such file" in result.output
+
+
+def test_uploads_in_a_time_range_are_listed_oldest_first(wiki, pywikibot_dir, labels, tmp_path):  # noqa: F811
+    from datetime import datetime, timezone
+
+    from wikivel_bot.commons.listings import files_uploaded_between
+    from wikivel_bot.commons.site import open_site
+    from wikivel_bot.errors import UsageError
+
+    site = open_site(backfill_settings(wiki, tmp_path, labels).site)
+    since = datetime(2024, 5, 1, 12, 5, tzinfo=timezone.utc)
+    until = datetime(2024, 5, 1, 12, 30, tzinfo=timezone.utc)
+    found = list(files_uploaded_between(site, since, until))
+    assert set(found[:2]) == {"File:Cathedral facade.jpg", "File:Windmill in fields.jpg"}  # 12:10, same second
+    assert found[2:] == ["File:Horse in meadow.jpg", "File:Cows grazing.jpg"]  # 12:20, 12:27
+    with pytest.raises(UsageError, match="is after --until"):
+        list(files_uploaded_between(site, until, since))
