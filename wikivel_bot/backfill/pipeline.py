@@ -49,7 +49,7 @@ class BackfillResult:
         out = self.counters.lines()
         m = self.media
         if m:
-            out.append(f"media: {m.get('downloads', 0)} downloads, {m.get('bytes', 0) / 1e6:.1f} MB, "
+            out.append(f"media: {m.get('downloads', 0)} downloads, {m.get('bytes', 0) / 1e6:.2f} MB, "
                        f"at most {m.get('max_in_flight', 0)} at once, paused {m.get('pauses', 0)} time(s) "
                        f"({m.get('paused_s', 0.0):.1f} s) on the server's request")
         rate = self.counters.read / self.seconds if self.seconds else 0.0
