@@ -21,8 +21,7 @@ def ray_runtime() -> Iterator[str]:
     GCS address, which a subprocess driver joins with ``--address``."""
     ray = pytest.importorskip("ray")
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
-                 _node_ip_address="127.0.0.1")
+        ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
     from ray.data import DataContext
 
     DataContext.get_current().enable_progress_bars = False

@@ -22,6 +22,8 @@ from tests.commons_support import fixture_titles, pywikibot_dir, wiki  # noqa: E
 from wikivel_bot.backfill.pipeline import open_store, run_backfill  # noqa: E402
 from wikivel_bot.backfill.sources import Sources  # noqa: E402
 
+pytestmark = pytest.mark.slow  # Ray, workers and the model's actor start in each run
+
 ROOT = Path(__file__).resolve().parents[1]
 # Fixture files and what the daemon's rules make of them (tests/testwiki/README.md).
 EXPECTED = {
