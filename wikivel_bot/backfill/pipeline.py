@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -183,7 +184,8 @@ def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, side: 
     # link_files batches for the model itself (linker.batch_size).
     dataset = dataset.map_batches(
         download_batch, batch_size=None, batch_format="pyarrow",
-        fn_kwargs={"settings": settings, "budget": budget, "connections": connections},
+        fn_kwargs={"settings": settings, "budget": budget, "connections": connections,
+                   "run": f"{worker}@{uuid.uuid4().hex}"},
         compute=TaskPoolStrategy(size=max(1, connections)), num_cpus=IO_CPU,
     )
     dataset = dataset.map_batches(decode_batch, batch_size=None, batch_format="pyarrow",
@@ -285,12 +287,15 @@ def resolve_batch(batch: Any, settings: Settings, worker: str, identity: Any, de
 _CLIENTS: Dict[str, Callable[[str], bytes]] = {}
 
 
-def download_batch(batch: Any, settings: Settings, budget: Any, connections: int) -> Any:
-    """Thumbnails (Ray task): the daemon's ThumbnailClient, under the cluster's budget."""
+def download_batch(batch: Any, settings: Settings, budget: Any, connections: int, run: str) -> Any:
+    """Thumbnails (Ray task): the daemon's ThumbnailClient, under the cluster's budget.
+
+    :param run: names this run's budget; a worker process keeps one client per run.
+    """
     from wikivel_bot.backfill.limiter import budget_sleep, budgeted_get
     from wikivel_bot.commons.thumbnails import ThumbnailClient
 
-    key = budget._actor_id.hex()
+    key = run
     get = _CLIENTS.get(key)
     if get is None:
         client = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact,
