@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 # What the daemon needs (the linker included) vs. everything the test suite exercises.
 RUN_EXTRAS  := ml,web,postgres,mysql
-TEST_EXTRAS := ml,train,dumps,web,postgres,mysql,dev
+TEST_EXTRAS := ml,train,dumps,web,backfill,postgres,mysql,dev
 PYTEST_ARGS ?=
 
 .PHONY: install run test schema docs bench-queue clean-venv help

@@ -229,6 +229,28 @@ class WebSettings:
 
 
 @dataclass(frozen=True)
+class BackfillSettings:
+    # Running on Toolforge (Wikimedia Cloud): the media servers' robot-policy limits below
+    # are not enforced there, so toolforge_connections applies and no bandwidth cap.
+    toolforge: bool = False
+    # Robot policy for upload.wikimedia.org: at most 2 concurrent downloads in total and
+    # 25 Mbit/s averaged over 10 s, across every node of a Ray cluster.
+    max_connections: int = 2
+    max_mbps: float = 25.0
+    # Concurrent downloads in total on Toolforge.
+    toolforge_connections: int = 8
+    # Files per API request and per Ray batch of the read/filter stage (at most 50).
+    batch_size: int = 50
+    # Linker actors; 0 = one per GPU, else one per two CPUs of the cluster (at least one).
+    actors: int = 0
+    # Claims carry "backfill:<run_name>"; a run restarted under the same name takes back
+    # what its killed predecessor held.
+    run_name: str = "default"
+    # Also write the candidates as Parquet shards here ("" = off).
+    parquet_dir: str = ""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything wikivel-bot can be configured with. Build with :func:`load_settings`."""
 
@@ -242,6 +264,7 @@ class Settings:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     safety: SafetySettings = field(default_factory=SafetySettings)
     web: WebSettings = field(default_factory=WebSettings)
+    backfill: BackfillSettings = field(default_factory=BackfillSettings)
     # Where the settings came from, for `status` and error messages.
     source: str = "defaults"
 
@@ -347,6 +370,11 @@ NUMERIC_RULES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "web.decisions_per_minute": _between(1, 100000),
     "web.page_size": _between(1, 500),
     "web.threads": _between(1, 256),
+    "backfill.max_connections": _between(1, 64),
+    "backfill.max_mbps": _at_least(0),
+    "backfill.toolforge_connections": _between(1, 256),
+    "backfill.batch_size": _between(1, 50),
+    "backfill.actors": _between(0, 1024),
 }
 
 

@@ -48,6 +48,25 @@ def _thumb(wiki: TestWiki, info: FileInfo, segment: str) -> Response:
                  'X-Cache': 'testwiki'}, body
 
 
+def _fault(wiki: TestWiki, parts: list[str]) -> Response | None:
+    """An injected ``thumb``/``original`` fault for this file (``title`` = ``File:Name``)."""
+    if len(parts) < 4 or parts[0] not in ('thumb', 'images'):
+        return None
+    kind = 'thumb' if parts[0] == 'thumb' else 'original'
+    title = 'File:' + parts[3].replace('_', ' ')
+    fault = wiki.faults.take({kind}, {}, {title})
+    if fault is None:
+        return None
+    if fault.error == 'timeout':
+        wiki.stopping.wait(fault.seconds)  # released at server stop, like API stalls
+        return None
+    status = {'http500': 500, 'http503': 503, 'http429': 429}.get(fault.error, 500)
+    headers = dict(_TEXT)
+    if status in (429, 503):
+        headers['Retry-After'] = str(fault.retry_after or 1)
+    return status, headers, f'{fault.error} (injected)'.encode()
+
+
 def serve_media(wiki: TestWiki, path: str) -> Response:
     """Answer a media request, counting it as one in-flight connection."""
     with wiki.media.connection() as level:
@@ -59,6 +78,9 @@ def serve_media(wiki: TestWiki, path: str) -> Response:
         if wiki.thumb_delay:
             time.sleep(wiki.thumb_delay)
         parts = [urllib.parse.unquote(p) for p in path.split('/') if p]
+        failed = _fault(wiki, parts)
+        if failed is not None:
+            return failed
         # /images/a/ab/Name  or  /thumb/a/ab/Name/330px-Name
         if parts[0] == 'images' and len(parts) == 4:
             page = _find(wiki, parts[3])

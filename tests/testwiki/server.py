@@ -89,11 +89,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(*control.handle(self.wiki, self.command, path, raw))
             return
         if path.startswith(('/images/', '/thumb/')):
-            self.wiki.recorder.add_request(RecordedRequest(
+            record = RecordedRequest(
                 method=self.command, path=path, params={},
                 host=headers.get('host', ''),
-                user_agent=headers.get('user-agent', '')))
-            self._send(*serve_media(self.wiki, path))
+                user_agent=headers.get('user-agent', ''))
+            self.wiki.recorder.add_request(record)
+            status, reply_headers, body = serve_media(self.wiki, path)
+            record.status = status
+            self._send(status, reply_headers, body)
             return
         params = self._params()
         if path.startswith('/w/rest.php/oauth2/'):

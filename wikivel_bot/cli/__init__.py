@@ -107,6 +107,7 @@ def _register() -> None:
     from wikivel_bot.cli import train as train_commands
     from wikivel_bot.cli import liveeval as liveeval_commands
     from wikivel_bot.cli import web as web_commands
+    from wikivel_bot.cli import backfill as backfill_commands
 
     main.add_command(labels_commands.labels)
     main.add_command(db_commands.db)
@@ -132,6 +133,7 @@ def _register() -> None:
     main.add_command(liveeval_commands.calibrate)
     main.add_command(liveeval_commands.report)
     main.add_command(web_commands.web)
+    main.add_command(backfill_commands.backfill)
 
 
 _register()

@@ -157,15 +157,28 @@ class Fetcher:
 
         :raises WikiError: the API failed (no outcome is known then).
         """
-        username = self.site.username()
-        outcomes: Dict[int, FetchOutcome] = {}
-        to_check: Dict[int, MediaFile] = {}
         entries = query_files(
             self.site, page_ids=list(page_ids), thumb_width=self.fetch_settings.thumb_width,
             with_wikitext=True, batch_size=self.batch_size,
         )
+        return {int(key): outcome for key, outcome in self.outcomes(entries).items()}
+
+    def query(self, titles: Sequence[str]) -> Iterable[FileEntry]:
+        """File entries for ``titles`` with everything :meth:`outcomes` needs (the backfill
+        asks by title; one request per :attr:`batch_size` titles)."""
+        return query_files(
+            self.site, titles=list(titles), thumb_width=self.fetch_settings.thumb_width,
+            with_wikitext=True, batch_size=self.batch_size,
+        )
+
+    def outcomes(self, entries: Iterable[FileEntry]) -> Dict[Any, FetchOutcome]:
+        """{entry key: outcome} for entries from ``query_files(..., with_wikitext=True)``
+        at this fetcher's thumbnail width: the eligibility rules and thumbnail check."""
+        username = self.site.username()
+        outcomes: Dict[Any, FetchOutcome] = {}
+        to_check: Dict[Any, MediaFile] = {}
         for entry in entries:
-            key = int(entry.key)
+            key = entry.key
             facts = entry.facts(username)
             media = media_or_reason(entry, self.languages, username, self.max_pixels, facts)
             if isinstance(media, str):
@@ -179,11 +192,11 @@ class Fetcher:
         outcomes.update(self._check_thumbnails(to_check))
         return outcomes
 
-    def _check_thumbnails(self, files: Dict[int, MediaFile]) -> Dict[int, FetchOutcome]:
+    def _check_thumbnails(self, files: Dict[Any, MediaFile]) -> Dict[Any, FetchOutcome]:
         if self.thumbnails is None or not files:
             return dict(files)
         results = self.thumbnails.get_many([m.thumb_url for m in files.values()])
-        out: Dict[int, FetchOutcome] = {}
+        out: Dict[Any, FetchOutcome] = {}
         for key, media in files.items():
             result = results[media.thumb_url]
             if isinstance(result, FileUnavailable):

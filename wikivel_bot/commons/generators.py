@@ -10,14 +10,14 @@ over. ``uploads_of`` turns file pages into :class:`Upload` values for the queue 
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable, Iterator, List, Sequence
+from typing import Any, Iterable, Iterator, List, Optional, Sequence
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pywikibot
 from pywikibot import pagegenerators
 
 from wikivel_bot.commons import api
-from wikivel_bot.commons.files import query_files
+from wikivel_bot.commons.files import FileEntry, query_files
 from wikivel_bot.commons.poller import parse_timestamp
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import Upload
@@ -88,21 +88,29 @@ def uploads_of(site: Any, pages: Iterable[Any], batch_size: int = 50) -> Iterato
 
 def _uploads(site: Any, titles: Sequence[str], batch_size: int) -> Iterator[Upload]:
     for entry in query_files(site, titles=titles, batch_size=batch_size):
-        info = entry.info
-        if not entry.exists or not info:
+        upload = upload_of(entry)
+        if upload is None:
             log.info("no such file, skipped: %s", entry.key)
             continue
-        yield Upload(
-            page_id=entry.page_id,
-            title=entry.title,
-            timestamp=parse_timestamp(info["timestamp"]),
-            uploader=info.get("user", ""),
-            sha1=info.get("sha1", ""),
-            mime=info.get("mime", ""),
-            size=int(info.get("size") or 0),
-            width=int(info.get("width") or 0),
-            height=int(info.get("height") or 0),
-        )
+        yield upload
+
+
+def upload_of(entry: FileEntry) -> Optional[Upload]:
+    """The :class:`Upload` (current version) of a file entry; None when the file does not exist."""
+    info = entry.info
+    if not entry.exists or not info:
+        return None
+    return Upload(
+        page_id=entry.page_id,
+        title=entry.title,
+        timestamp=parse_timestamp(info["timestamp"]),
+        uploader=info.get("user", ""),
+        sha1=info.get("sha1", ""),
+        mime=info.get("mime", ""),
+        size=int(info.get("size") or 0),
+        width=int(info.get("width") or 0),
+        height=int(info.get("height") or 0),
+    )
 
 
 def resolve_file(site: Any, text: str) -> Any:

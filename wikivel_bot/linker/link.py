@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import AbstractSet, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from wikivel_bot.config import LinkerSettings, SafetySettings
 from wikivel_bot.core.labelset import LabelSetView
@@ -85,7 +85,7 @@ def safety_rules(settings: SafetySettings) -> SafetyRules:
 
 def link_files(
     linker: Linker,
-    files: Sequence[Tuple[MediaFile, bytes]],
+    files: Sequence[Tuple[MediaFile, Union[bytes, Any]]],
     *,
     rules: RankingRules,
     rejected: Optional[Mapping[int, AbstractSet[str]]] = None,
@@ -94,7 +94,8 @@ def link_files(
     """Link files to items of the linker's label set.
 
     :param linker: a linker from ``create_linker`` with a label set attached.
-    :param files: (file, thumbnail bytes) pairs.
+    :param files: (file, thumbnail bytes) pairs; instead of bytes, an RGB ``PIL.Image``
+        already decoded by :func:`~wikivel_bot.linker.images.decode_image`.
     :param rules: thresholds, margin, blocklist, top_k (see :func:`rules_from_settings`).
     :param rejected: QIDs reviewers rejected, per file page id.
     :param max_pixels: decompression bomb guard for the thumbnails.
@@ -113,7 +114,11 @@ def link_files(
         positions: List[int] = []
         for offset, (media, data) in enumerate(files[start:start + size]):
             try:
-                image = decode_image(data, max_pixels=max_pixels, min_side=_model_side(linker))
+                # Bytes are decoded here; the backfill decodes in its own CPU stage (with
+                # decode_image and model_side below, so the pixels are the same) and passes
+                # the image.
+                image = (decode_image(bytes(data), max_pixels=max_pixels, min_side=model_side(linker))
+                         if isinstance(data, (bytes, bytearray)) else data)
             except FileUnavailable as exc:
                 outcomes[start + offset] = LinkFailed(media, str(exc))
                 continue
@@ -200,6 +205,7 @@ def _seed(media: MediaFile) -> int:
     return media.page_id or zlib.crc32(media.title.encode("utf-8"))
 
 
-def _model_side(linker: Linker) -> Optional[int]:
+def model_side(linker: Linker) -> Optional[int]:
+    """The model's input side in pixels (JPEGs are decoded at the smallest scale above it)."""
     backbone = getattr(linker, "backbone", None)
     return backbone.image_size if backbone is not None else None

@@ -1,0 +1,326 @@
+"""The backfill on Ray Data: the stages of ``stages`` wired into one streaming pipeline.
+
+::
+
+    titles ─read_text / listed─> resolve (1 task at a time: API query, queue, claim, eligibility)
+           ─> download (tasks, one DownloadBudget for the cluster) ─> decode (CPU tasks)
+           ─> link (actor pool: one GPU per actor, or CPU) ─> driver: queue writes, Parquet
+
+Ray Data streams blocks between the stages, so downloads, decoding and the model overlap.
+The driver consumes the last stage and writes through the store (one transaction per file),
+which keeps the queue's single point of truth where the run is steered from. With no address
+Ray starts on this machine; with one, the run joins that cluster (every node needs the
+package, and the queue must be a database every node can reach: PostgreSQL or MariaDB).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from wikivel_bot.backfill import stages
+from wikivel_bot.backfill.rows import COLUMNS, BackfillCounters, new_row
+from wikivel_bot.backfill.sources import Sources, depicted_page_ids
+from wikivel_bot.config import Settings
+from wikivel_bot.errors import ConfigError, UsageError
+
+log = logging.getLogger(__name__)
+IO_CPU = 0.1
+DECODE_CPU = 0.25
+# Variables a worker needs to find pywikibot's config and this package.
+PASSED_ENV = ("PYWIKIBOT_DIR", "PYWIKIBOT_NO_USER_CONFIG", "PYTHONPATH")
+
+
+@dataclass
+class BackfillResult:
+    """What a run did: the counters, the download budget's report, wall time, shards."""
+
+    counters: BackfillCounters
+    media: Dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    shards: List[str] = field(default_factory=list)
+    actors: int = 0
+    gpus: int = 0
+
+    def lines(self) -> List[str]:
+        out = self.counters.lines()
+        m = self.media
+        if m:
+            out.append(f"media: {m.get('downloads', 0)} downloads, {m.get('bytes', 0) / 1e6:.2f} MB, "
+                       f"at most {m.get('max_in_flight', 0)} at once, paused {m.get('pauses', 0)} time(s) "
+                       f"({m.get('paused_s', 0.0):.1f} s) on the server's request")
+        rate = self.counters.read / self.seconds if self.seconds else 0.0
+        out.append(f"{self.seconds:.1f} s, {rate:.1f} files/s; {self.actors} linker actor(s)"
+                   f"{f' on {self.gpus} GPU(s)' if self.gpus else ' on CPU'}")
+        if self.shards:
+            out.append(f"{len(self.shards)} Parquet shard(s) written")
+        return out
+
+
+def worker_name(settings: Settings) -> str:
+    """The claim holder's name of a run: ``backfill:<run_name>`` (the column holds 64)."""
+    return f"backfill:{settings.backfill.run_name}"
+
+
+def open_store(settings: Settings) -> Any:
+    from wikivel_bot.queue.engine import create_engine_for
+    from wikivel_bot.queue.store import Store
+
+    store = Store(create_engine_for(settings.db.url), claim_lease_s=settings.db.claim_lease_s)
+    return store
+
+
+def run_backfill(
+    settings: Settings, sources: Sources, *, address: str = "", num_cpus: Optional[int] = None,
+    progress: bool = True, on_rows: Optional[Callable[[List[Dict[str, Any]]], None]] = None,
+) -> BackfillResult:
+    """Backfill ``sources`` into the queue of ``settings.db`` with the configured linker.
+
+    :param address: a Ray cluster to join ("" = start Ray on this machine).
+    :param num_cpus: CPUs of a local Ray (default: all).
+    :param progress: Ray Data's progress bars.
+    :param on_rows: called with each batch of rows after it was written (tests, monitoring).
+    :raises UsageError: no sources, a missing file. :raises WikivelError: the wiki, the
+        database or the linker failed at start.
+    """
+    import ray
+
+    sources.check()
+    check_settings(settings)
+    started = time.monotonic()
+    store = open_store(settings)
+    counters = BackfillCounters()
+    result = BackfillResult(counters)
+    owns_ray = False
+    try:
+        store.check_schema()
+        worker = worker_name(settings)
+        from wikivel_bot.queue.backfill import held_by
+
+        # A run killed under this name left these claimed: take them back now, not in a lease.
+        store.release_files(held_by(store, worker))
+        identity, side = _linker_identity(settings)
+        depicted = depicted_page_ids(sources.mediainfo_dump) if sources.mediainfo_dump else set()
+        listed: List[str] = []
+        if sources.category or sources.since or sources.until:
+            from wikivel_bot.commons.site import open_site
+
+            listed = list(sources.listed(open_site(settings.site)))
+        owns_ray = _start_ray(address, num_cpus)
+        from ray.data import DataContext
+
+        DataContext.get_current().enable_progress_bars = progress
+        resources = ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        cpus = int(resources.get("CPU", 1))
+        # Without GPUs the model gets at most half the CPUs and one is always left for the
+        # other stages (more actors than that would starve them, and the run would stall).
+        actors = settings.backfill.actors or (gpus if gpus else max(1, cpus // 2))
+        # One GPU per actor: more actors than GPUs would never be placed.
+        actors = min(actors, gpus) if gpus else max(1, min(actors, cpus - 1))
+        result.actors, result.gpus = actors, gpus
+        toolforge = settings.backfill.toolforge
+        budget = ray.remote(_budget_class()).options(max_concurrency=1000).remote(
+            settings.backfill.toolforge_connections if toolforge else settings.backfill.max_connections,
+            0.0 if toolforge else settings.backfill.max_mbps,
+        )
+        dataset = _titles(ray, sources, listed)
+        if dataset is not None:
+            dataset = _stages(dataset, settings, worker, identity, side, depicted, budget, actors, gpus)
+            shard_prefix = f"{settings.backfill.run_name}-{int(time.time())}"
+            # Blocks as they leave the model (batch_size=None): each is written at once.
+            for batch in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
+                rows = stages.record(batch.to_pylist(), store, counters)
+                if settings.backfill.parquet_dir:
+                    shard = stages.write_shard(rows, settings.backfill.parquet_dir, shard_prefix)
+                    if shard is not None:
+                        result.shards.append(str(shard))
+                if on_rows is not None:
+                    on_rows(rows)
+        result.media = ray.get(budget.report.remote())
+    finally:
+        result.seconds = time.monotonic() - started
+        store.close()
+        if owns_ray:
+            ray.shutdown()
+    return result
+
+
+def check_settings(settings: Settings) -> None:
+    """ConfigError naming the key for backfill settings that cannot work."""
+    b = settings.backfill
+    for key, value, low in (("max_connections", b.max_connections, 1), ("toolforge_connections", b.toolforge_connections, 1),
+                            ("batch_size", b.batch_size, 1), ("actors", b.actors, 0)):
+        if value < low:
+            raise ConfigError(f"backfill.{key} must be at least {low}, not {value}")
+    if b.batch_size > 50:
+        raise ConfigError(f"backfill.batch_size must be at most 50 (files per API request), not {b.batch_size}")
+    if b.max_mbps <= 0 and not b.toolforge:
+        raise ConfigError(f"backfill.max_mbps must be above 0 outside Toolforge, not {b.max_mbps}")
+    if not b.run_name.strip() or len(b.run_name) > 55:
+        raise ConfigError(f"backfill.run_name must be 1 to 55 characters, not {b.run_name!r}")
+
+
+def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, side: Optional[int],
+            depicted: Any, budget: Any, actors: int, gpus: int) -> Any:
+    from ray.data import ActorPoolStrategy, TaskPoolStrategy
+
+    connections = (settings.backfill.toolforge_connections if settings.backfill.toolforge
+                   else settings.backfill.max_connections)
+    # CPU shares: the I/O stages mostly wait, so they take little of a CPU and never starve
+    # the model (whose actors hold a whole CPU, or a GPU); Ray places them by these numbers.
+    dataset = dataset.map_batches(
+        resolve_batch, batch_size=max(1, min(settings.backfill.batch_size, 50)), batch_format="pyarrow",
+        fn_kwargs={"settings": settings, "worker": worker, "identity": identity, "depicted": depicted},
+        compute=TaskPoolStrategy(size=1), num_cpus=IO_CPU,
+    )
+    # Later stages take each block as it comes (batch_size=None): a batch size there would
+    # make Ray Data wait for that many rows, so one slow download would hold up the files
+    # behind it. Blocks are one API batch (at most backfill.batch_size files) each, and
+    # link_files batches for the model itself (linker.batch_size).
+    dataset = dataset.map_batches(
+        download_batch, batch_size=None, batch_format="pyarrow",
+        fn_kwargs={"settings": settings, "budget": budget, "connections": connections,
+                   "run": f"{worker}@{uuid.uuid4().hex}"},
+        compute=TaskPoolStrategy(size=max(1, connections)), num_cpus=IO_CPU,
+    )
+    dataset = dataset.map_batches(decode_batch, batch_size=None, batch_format="pyarrow",
+                                  fn_kwargs={"side": side}, num_cpus=DECODE_CPU)
+    return dataset.map_batches(
+        LinkStage, batch_size=None, batch_format="pyarrow",
+        fn_constructor_kwargs={"settings": settings}, compute=ActorPoolStrategy(size=actors),
+        num_gpus=1 if gpus else 0, num_cpus=1,
+    )
+
+
+def _titles(ray: Any, sources: Sources, listed: List[str]) -> Any:
+    """One dataset of ``{"text": title}`` rows from every source."""
+    parts = []
+    by_compression: Dict[str, List[str]] = {}
+    for path in sources.titles_files:
+        kind = "gzip" if str(path).endswith(".gz") else "bz2" if str(path).endswith(".bz2") else ""
+        by_compression.setdefault(kind, []).append(os.path.abspath(path))
+    for kind, paths in sorted(by_compression.items()):
+        args = {"arrow_open_stream_args": {"compression": kind}} if kind else {}
+        parts.append(ray.data.read_text(paths, num_cpus=IO_CPU, **args))
+    if listed:
+        parts.append(ray.data.from_items([{"text": t} for t in listed]))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else parts[0].union(*parts[1:])
+
+
+def _linker_identity(settings: Settings) -> Any:
+    """(linker, version, label-set hash) and the model's input side; builds (or loads from
+    the cache) the label index once here, so the actors only load it."""
+    from wikivel_bot.labels import default_label_set
+    from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.link import model_side
+
+    linker = create_linker(settings.linker.name, settings.linker)
+    label_set = default_label_set(settings.linker.labels_dir)
+    linker.attach(label_set, settings.linker.cache_dir, progress=False)
+    description = linker.description
+    return (description.name, description.version, label_set.content_hash), model_side(linker)
+
+
+def _start_ray(address: str, num_cpus: Optional[int]) -> bool:
+    """Start (or join) Ray unless this process is connected already; True when we did."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+    kwargs: Dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
+                              "runtime_env": {"env_vars": env}}
+    try:
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            ray.init(num_cpus=num_cpus, **kwargs)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        raise UsageError(f"cannot start or join Ray{f' at {address}' if address else ''}: {exc}") from None
+    return True
+
+
+def _budget_class() -> Any:
+    from wikivel_bot.backfill.limiter import DownloadBudget
+
+    return DownloadBudget
+
+
+def _to_table(rows: List[Dict[str, Any]]) -> Any:
+    import pyarrow as pa
+
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in COLUMNS.items()])
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+# -- the stages as Ray runs them --------------------------------------------------------------
+
+
+_RESOLVERS: Dict[str, Any] = {}
+
+
+def resolve_batch(batch: Any, settings: Settings, worker: str, identity: Any, depicted: Any) -> Any:
+    """read → filter (Ray task; one at a time, as API etiquette asks). The site, fetcher
+    and store live as long as the worker process, which Ray reuses across batches."""
+    from wikivel_bot.commons.fetcher import Fetcher
+    from wikivel_bot.commons.site import open_site
+
+    key = f"{settings.site!r}|{settings.db.url}"
+    ports = _RESOLVERS.get(key)
+    if ports is None:
+        site = open_site(settings.site)
+        fetcher = Fetcher(site, settings.fetch, settings.poll, tuple(settings.site.languages), None)
+        ports = _RESOLVERS[key] = (fetcher, open_store(settings))
+    column = "title" if "title" in batch.column_names else "text"
+    rows = [new_row(str(t)) for t in batch.column(column).to_pylist()]
+    return _to_table(stages.resolve(rows, fetcher=ports[0], store=ports[1], worker=worker,
+                                    identity=tuple(identity), depicted=depicted))
+
+
+_CLIENTS: Dict[str, Callable[[str], bytes]] = {}
+
+
+def download_batch(batch: Any, settings: Settings, budget: Any, connections: int, run: str) -> Any:
+    """Thumbnails (Ray task): the daemon's ThumbnailClient, under the cluster's budget.
+
+    :param run: names this run's budget; a worker process keeps one client per run.
+    """
+    from wikivel_bot.backfill.limiter import budget_sleep, budgeted_get
+    from wikivel_bot.commons.thumbnails import ThumbnailClient
+
+    key = run
+    get = _CLIENTS.get(key)
+    if get is None:
+        client = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact,
+                                               max_connections=connections, sleep=budget_sleep(budget))
+        get = _CLIENTS[key] = budgeted_get(budget, client)
+    # Threads up to the budget's slots: the budget, not the task count, bounds the downloads.
+    return _to_table(stages.download(batch.to_pylist(), get, parallel=connections))
+
+
+def decode_batch(batch: Any, side: Optional[int]) -> Any:
+    """Decode (Ray task, CPU)."""
+    return _to_table(stages.decode(batch.to_pylist(), side))
+
+
+class LinkStage:
+    """encode → search → rank (actor pool; the model and label index load once per actor)."""
+
+    def __init__(self, settings: Settings) -> None:
+        from wikivel_bot.labels import default_label_set
+        from wikivel_bot.linker import create_linker
+        from wikivel_bot.linker.link import rules_from_settings
+
+        self.linker = create_linker(settings.linker.name, settings.linker)
+        self.linker.attach(default_label_set(settings.linker.labels_dir), settings.linker.cache_dir, progress=False)
+        self.rules = rules_from_settings(settings.linker)
+
+    def __call__(self, batch: Any) -> Any:
+        return _to_table(stages.link(batch.to_pylist(), self.linker, self.rules))

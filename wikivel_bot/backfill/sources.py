@@ -1,0 +1,113 @@
+"""Where a backfill's titles come from: title lists, a category, a time range, the dumps.
+
+Title lists (``--titles``, and the dumps' ns-6 title list ``commonswiki-*-all-titles-in-ns6.gz``)
+are read by Ray Data itself (``read_text``, line by line, on the workers) so a 100-million-line
+file never passes through the driver; categories and time ranges are listed by the wiki on
+the driver. The MediaInfo dump gives the page ids that already have P180, which the
+read/filter stage then skips without queueing.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, Iterator, List, Optional, Set
+
+from wikivel_bot.errors import UsageError
+
+log = logging.getLogger(__name__)
+_ID = re.compile(rb'"id"\s*:\s*"M(\d+)"')
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What to backfill (any combination; at least one).
+
+    :param titles_files: files with one ``File:`` title per line (``.gz``/``.bz2`` read too);
+        the dumps' ns-6 title list is such a file (titles without prefix, underscores).
+    :param category: a category name, walked to ``depth`` levels of subcategories.
+    :param since: with ``until``, all files whose current version was uploaded between them.
+    :param mediainfo_dump: the Commons MediaInfo JSON dump: files with P180 there are skipped.
+    """
+
+    titles_files: tuple = ()
+    category: str = ""
+    depth: int = 0
+    since: Optional[datetime] = None
+    until: Optional[datetime] = None
+    mediainfo_dump: str = ""
+
+    def check(self) -> None:
+        """UsageError naming the problem when nothing is selected or a file is missing."""
+        if not (self.titles_files or self.category or self.since or self.until):
+            raise UsageError("nothing to backfill: give --titles FILE, --category NAME or --since/--until")
+        for path in list(self.titles_files) + ([self.mediainfo_dump] if self.mediainfo_dump else []):
+            if not Path(path).is_file():
+                raise UsageError(f"{path}: no such file")
+
+    def listed(self, site: Any) -> Iterator[str]:
+        """The titles the wiki lists (category members, uploads in the time range)."""
+        from wikivel_bot.commons.listings import category_files, files_uploaded_between
+
+        if self.category:
+            yield from category_files(site, self.category, self.depth)
+        if self.since or self.until:
+            yield from files_uploaded_between(site, self.since, self.until)
+
+
+def open_text(path: str) -> IO[bytes]:
+    """A dump or list file, decompressed by its suffix."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if path.endswith(".bz2"):
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+def depicted_page_ids(path: str) -> Set[int]:
+    """Page ids of the files the MediaInfo dump shows with at least one P180 statement.
+
+    The dump is a JSON array with one entity per line; a line is parsed only when it
+    mentions P180 at all (most do not), which keeps the pass at disk speed. Damaged lines
+    are skipped (and counted in a log line).
+    :raises UsageError: nothing in the file could be read as an entity.
+    """
+    found: Set[int] = set()
+    seen = bad = 0
+    with open_text(path) as handle:
+        for raw in handle:
+            line = raw.strip().rstrip(b",")
+            if not line or line in (b"[", b"]"):
+                continue
+            seen += 1
+            if b'"P180"' not in line:
+                continue
+            try:
+                entity = json.loads(line)
+            except ValueError:
+                # A damaged entity (dumps have them) must not end a pass over 100M lines.
+                bad += 1
+                continue
+            statements = entity.get("statements") if isinstance(entity, dict) else None
+            match = _ID.search(line)
+            if match and isinstance(statements, dict) and statements.get("P180"):
+                found.add(int(match.group(1)))
+    if bad:
+        log.warning("%s: %d damaged entities skipped", path, bad)
+    if seen and not found and bad == seen:
+        raise UsageError(f"{path}: no readable entity (expected a MediaInfo JSON dump)")
+    return found
+
+
+def read_lines(paths: List[str]) -> Iterator[str]:
+    """The lines of title files (for runs without Ray Data's reader, e.g. the benchmark)."""
+    for path in paths:
+        with open_text(path) as handle:
+            for raw in handle:
+                yield raw.decode("utf-8", "replace").rstrip("\n")
