@@ -170,7 +170,8 @@ def test_bad_backfill_settings_are_one_line_errors(tmp_path, monkeypatch) -> Non
     result = CliRunner().invoke(main, ["--db-url", f"sqlite:///{tmp_path / 'q.sqlite'}", "backfill",
                                        "--titles", str(titles)])
     assert result.exit_code == 2
-    assert result.output.strip() == "error: backfill.batch_size must be at most 50 (files per API request), not 500"
+    assert result.output.strip() == ("error: environment variable WIKIVEL_BACKFILL_BATCH_SIZE: "
+                                     "backfill.batch_size must be between 1 and 50, not 500")
     result = CliRunner().invoke(main, ["backfill", "--titles", str(tmp_path / "missing.txt")])
     assert result.exit_code == 2 and "missing.txt: no such file" in result.output
 
