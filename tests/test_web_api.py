@@ -18,7 +18,7 @@ from tests.web_support import (  # noqa: F401 - fixtures are used by name
     web_queue,
     webwiki,
 )
-from wikivel_bot.types import DecisionAction
+from wikivel_bot.types import DecisionAction, FileState
 
 ALICE = "Alice Uploader"
 
@@ -197,3 +197,21 @@ def test_calibrated_thresholds_filter_and_show(webwiki, web_queue, tmp_path) -> 
     assert shown["Q144"]["passes"] is False
     page = client.get("/review?file=M10001").get_data(as_text=True)
     assert "reaches the calibrated threshold 0.850" in page and "held-out precision 92 %" in page
+
+
+def test_the_review_page_counts_what_the_safety_rules_withheld(webwiki, web_queue) -> None:
+    """Issue 18: the review pages say how many suggestions the safety rules withheld, by rule,
+    without naming the withheld items (a withheld person must not leak through the page)."""
+    from tests.review_support import HUMAN
+
+    file_id = add_file(web_queue, 10001, [CAT, DOG, HUMAN], title="File:Example 10001.jpg")
+    web_queue.claim_files(FileState.LINKED, 10, "relink")  # a re-link, as the daemon does
+    web_queue.save_candidates(file_id, [], withheld=[
+        {"qid": "Q42", "rule": "named person"}, {"qid": "Q1339", "rule": "named person"},
+        {"qid": "Q9174", "rule": "sensitive class"}])
+    client, _token = logged_in(webwiki, web_queue)
+    detail = client.get("/api/files/M10001").json
+    assert detail["withheld"] == {"named person": 2, "sensitive class": 1}
+    page = client.get("/review?file=M10001").get_data(as_text=True)
+    assert "Withheld by the safety rules:" in page and "2 named person" in page
+    assert "Q42" not in page and "Q1339" not in page

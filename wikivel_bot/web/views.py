@@ -69,4 +69,7 @@ def file_view(f: ReviewFile, items: Mapping[str, ItemInfo], api_url: str = "", s
         "depicts": [{"item": d.qid, "label": (items[d.qid].label if d.qid in items else "") or d.qid,
                      "prominent": d.rank == "preferred"} for d in f.depicts],
         "candidates": [candidate_view(c, items.get(c.qid), thresholds) for c in f.candidates],
+        # What the safety rules chose not to suggest for this file, by rule (issue 18): the
+        # reviewer sees that the bot withheld something, not what (no named person leaks).
+        "withheld": f.withheld_by_rule(),
     }
