@@ -5,6 +5,10 @@ Layout of a dataset directory::
     manifest.parquet   one row per file: page_id, title, split, items, source_items,
                        description, categories (the split column says train/validation/test)
     card.json          how it was built, counts per split (Table 1), top items (Table 2)
+    train_counts.json  files per ground-truth item in the train split, after promotion (the
+                       frequencies of the random and top-k baselines, §4.4)
+    splits/            page ids per split before the frequency filter (train.txt is what
+                       ``labels build --count-files`` counts f on, §3.2)
     images/            optional: tar shards of thumbnails (``shards.py``)
 
 Steps from file records to splits (whatever produced the records: the dump reader in
@@ -36,6 +40,7 @@ FORMAT = "wikivel-dataset"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.parquet"
 CARD = "card.json"
+TRAIN_COUNTS = "train_counts.json"
 SPLITS = ("train", "validation", "test")
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 TOP_ITEMS = 10
@@ -199,8 +204,27 @@ def write_dataset(
     card = make_card(table, label_set, seed=seed, fractions=fractions, labels_path=labels_path,
                      sources=sources, counts=counts, synthetic=synthetic)
     card["manifest_sha256"] = _file_digest(out_dir / MANIFEST)
+    write_train_counts(out_dir, table)
+    card["train_counts"] = TRAIN_COUNTS
     (out_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return card
+
+
+def train_counts(table: pa.Table) -> Dict[str, int]:
+    """Files per ground-truth item in the train split (items after promotion), most first."""
+    counter: Counter = Counter()
+    for split, items in zip(table.column("split").to_pylist(), table.column("items").to_pylist()):
+        if split == "train":
+            counter.update(set(items))
+    return dict(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def write_train_counts(out_dir: Path, table: pa.Table) -> Path:
+    """Store :func:`train_counts` with the dataset (read by the frequency baselines)."""
+    path = Path(out_dir) / TRAIN_COUNTS
+    data = {"split": "train", "after_promotion": True, "counts": train_counts(table)}
+    path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def _manifest_table(rows: Sequence[Tuple[FileRecord, str]]) -> pa.Table:
@@ -321,6 +345,14 @@ class Dataset:
         if self._items is None:
             self._items = self.table.column("items").to_pylist()
         return self._items
+
+    def train_counts(self) -> Dict[str, int]:
+        """Files per item in the train split after promotion (``train_counts.json``, or from
+        the manifest for a dataset written before that file existed)."""
+        path = self.path / TRAIN_COUNTS
+        if path.is_file():
+            return {str(k): int(v) for k, v in json.loads(path.read_text(encoding="utf-8"))["counts"].items()}
+        return train_counts(self.table)
 
     @property
     def digest(self) -> str:
