@@ -51,6 +51,8 @@ BUILD_BLOCK = 65_536
 CPU_FP32_BYTES = 1 << 30
 
 RANDOM_WARNING = "random weights (--weights random): the backbone is untrained, suggestions are meaningless"
+# Naive CLIP's item text (§4.1), which the paper's zero-shot row encodes as is.
+PAPER_ITEM_TEXTS = ("{label}, {description}", "{label}")
 
 
 def build_clip_linker(
@@ -84,6 +86,10 @@ def build_clip_linker(
         heads = heads.to(backbone.device).eval()
     elif settings.checkpoint:
         warnings.append(f"checkpoint ignored: linker {spec.name} has no head")
+    if spec.item_text not in PAPER_ITEM_TEXTS:
+        # Named wherever the linker's warnings are shown, so a prompt is never silent.
+        warnings.append(f"item text prompt {spec.item_text!r} (the paper encodes '{{label}}, {{description}}' "
+                        "without a prompt)")
     return ClipLinker(spec, settings, backbone, heads, checkpoint, tuple(warnings), item_image_loader)
 
 
