@@ -12,11 +12,14 @@ Layout of a dataset directory::
     images/            optional: tar shards of thumbnails (``shards.py``)
 
 Steps from file records to splits (whatever produced the records: the dump reader in
-``builder.py`` or the generator in ``synthetic.py``): ground truth mapped through the label
-set's frequency filter (an item not kept is replaced by the ancestors that replace it, §3.2;
-a file left with no item is dropped), a seeded shuffle, an optional sample, the 80/10/10
-split by file, and removal from the test split of every file that is some item's P18 image
-(§4.2: the fusion linker reads item images, so those would leak the answer).
+``builder.py`` or the generator in ``synthetic.py``), in the paper's order: a seeded
+shuffle, an optional sample, the 80/10/10 split by file (written to ``splits/``), *then* the
+ground truth mapped through the label set's frequency filter — whose f the paper counts "in
+the training split generated from the intermediate data" (§3.2), i.e. on ``splits/train.txt``
+(``labels build --count-files``) — an item not kept replaced by the ancestors that replace
+it, a file left with no item dropped, and removal from the test split of every file that is
+some item's P18 image (§4.2: the fusion linker reads item images, so those would leak the
+answer). The card records whether the label set was counted on exactly this training split.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ MANIFEST = "manifest.parquet"
 CARD = "card.json"
 TRAIN_COUNTS = "train_counts.json"
 SPLITS = ("train", "validation", "test")
+SPLITS_DIR = "splits"
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 TOP_ITEMS = 10
 
@@ -170,14 +174,59 @@ def write_dataset(
     if (out_dir / CARD).exists() and not force:
         raise UsageError(f"{out_dir} already holds a dataset (use --force to replace it)")
     counts = counts or BuildCounts()
+    kept, order, codes = assign_splits(records, counts, seed=seed, fractions=fractions, max_files=max_files,
+                                       assigned=assigned)
+    split_pages = write_splits(out_dir, kept, order, codes)
+    leaked = {file_name(name) for name in label_set.images if name}
+    rows: List[Tuple[FileRecord, str]] = []
+    dropped_by_split: Dict[str, int] = {name: 0 for name in SPLITS}
+    for position, index in enumerate(order.tolist()):
+        record = kept[index]
+        split = SPLITS[int(codes[position])]
+        # After the split (§3.2): the label set's f may have been counted on this train split.
+        items = map_items(label_set, record.source_items)
+        if not items:
+            counts.no_item_after_filter += 1
+            dropped_by_split[split] += 1
+            continue
+        record = replace(record, items=items)
+        if split == "test" and file_name(record.title) in leaked:
+            counts.test_leakage_removed += 1
+            continue
+        rows.append((record, split))
+    counts.extra["no_item_after_filter_by_split"] = dropped_by_split
+    table = _manifest_table(rows)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, out_dir / MANIFEST)
+    card = make_card(table, label_set, seed=seed, fractions=fractions, labels_path=labels_path,
+                     sources=sources, counts=counts, synthetic=synthetic)
+    card["labels"].update(counted_on_card(label_set, split_pages["train"]))
+    card["splits_dir"] = SPLITS_DIR
+    card["manifest_sha256"] = _file_digest(out_dir / MANIFEST)
+    write_train_counts(out_dir, table)
+    card["train_counts"] = TRAIN_COUNTS
+    (out_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return card
+
+
+def assign_splits(records: Iterable[FileRecord], counts: BuildCounts, *, seed: int = 0,
+                  fractions: Sequence[float] = DEFAULT_FRACTIONS, max_files: Optional[int] = None,
+                  assigned: Optional[Mapping[int, str]] = None,
+                  ) -> Tuple[List[FileRecord], np.ndarray, np.ndarray]:
+    """Shuffle (seeded), sample and split the files *before* any frequency filtering (§3.2-3.3).
+
+    :param records: the files with at least one depicts item (as read).
+    :param counts: ``records_in`` and ``sampled_out`` are counted here.
+    :param assigned: page id -> split given (the published dataset's) instead of drawn.
+    :returns: (records sorted by page id, order, split codes): record ``order[p]`` lands in
+        split ``codes[p]``.
+    """
     kept: List[FileRecord] = []
     for record in records:
         counts.records_in += 1
-        items = map_items(label_set, record.source_items or record.items)
-        if not items:
-            counts.no_item_after_filter += 1
-            continue
-        kept.append(replace(record, items=items, source_items=record.source_items or record.items))
+        source = record.source_items or record.items
+        if source:
+            kept.append(replace(record, source_items=tuple(source)))
     # Sorted by page id first, so the shuffle depends only on the seed and the set of files,
     # not on the order a dump happened to list them in.
     kept.sort(key=lambda r: r.page_id)
@@ -189,25 +238,32 @@ def write_dataset(
     if assigned is not None:
         order = np.asarray([i for i in order.tolist() if kept[i].page_id in assigned], dtype=np.int64)
         codes = np.asarray([SPLITS.index(assigned[kept[i].page_id]) for i in order.tolist()], dtype=np.int8)
-    leaked = {file_name(name) for name in label_set.images if name}
-    rows: List[Tuple[FileRecord, str]] = []
+    return kept, order, codes
+
+
+def write_splits(out_dir: Path, kept: Sequence[FileRecord], order: np.ndarray, codes: np.ndarray) -> Dict[str, List[int]]:
+    """``OUT/splits/{train,validation,test}.txt``: page ids per split, before filtering.
+
+    ``train.txt`` is the list ``labels build --count-files`` counts f on (§3.2).
+    """
+    pages: Dict[str, List[int]] = {name: [] for name in SPLITS}
     for position, index in enumerate(order.tolist()):
-        record = kept[index]
-        split = SPLITS[int(codes[position])]
-        if split == "test" and file_name(record.title) in leaked:
-            counts.test_leakage_removed += 1
-            continue
-        rows.append((record, split))
-    table = _manifest_table(rows)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, out_dir / MANIFEST)
-    card = make_card(table, label_set, seed=seed, fractions=fractions, labels_path=labels_path,
-                     sources=sources, counts=counts, synthetic=synthetic)
-    card["manifest_sha256"] = _file_digest(out_dir / MANIFEST)
-    write_train_counts(out_dir, table)
-    card["train_counts"] = TRAIN_COUNTS
-    (out_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return card
+        pages[SPLITS[int(codes[position])]].append(kept[index].page_id)
+    directory = Path(out_dir) / SPLITS_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, ids in pages.items():
+        (directory / f"{name}.txt").write_text("".join(f"{p}\n" for p in sorted(ids)), encoding="utf-8")
+    return pages
+
+
+def counted_on_card(label_set: Any, train_pages: Sequence[int]) -> Dict[str, Any]:
+    """What the card says about the label set's counts: where they were counted, and whether
+    that is exactly this dataset's training split (as the paper does, §3.2)."""
+    from wikivel_bot.labels.build import page_ids_digest
+
+    counted = dict(getattr(label_set, "manifest", {}).get("counted_on") or {})
+    same = counted.get("kind") == "files" and counted.get("sha256") == page_ids_digest(train_pages)
+    return {"counted_on": counted, "counted_on_train_split": bool(same)}
 
 
 def train_counts(table: pa.Table) -> Dict[str, int]:
