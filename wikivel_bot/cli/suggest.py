@@ -127,7 +127,8 @@ def suggest(
     from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
 
-    linker = create_linker(settings.name, settings)
+    images = obj.item_images(settings.name, progress=not as_json)
+    linker = create_linker(settings.name, settings, item_image_loader=images)
     index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
     outcomes = link_files(linker, files, rules=rules_from_settings(settings, top_k))
     if calibration is not None:
@@ -173,7 +174,7 @@ def _as_json(description: Any, label_set: Any, index: Any, outcomes: Sequence[An
         "random_weights": description.random_weights,
         "warnings": list(description.warnings),
         "label_set": {"hash": label_set.content_hash, "items": len(label_set.qids)},
-        "index": {"path": index.path, "reused": index.reused},
+        "index": {"path": index.path, "reused": index.reused, "notes": list(index.notes)},
         "files": files,
     }
 

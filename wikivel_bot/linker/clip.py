@@ -125,6 +125,8 @@ class ClipLinker:
         self._label_set: Optional[LabelSetView] = None
         self._items: Any = None
         self._index_notes: Tuple[str, ...] = ()
+        # Items with a P18 name, and those whose image was encoded, in the last index build.
+        self._item_images = [0, 0]
 
     @property
     def description(self) -> LinkerDescription:
@@ -193,6 +195,10 @@ class ClipLinker:
         notes = []
         if self.spec.uses_item_images and self.item_image_loader is None:
             notes.append("item images not used: no item image source, the item side is text only")
+        elif self.spec.uses_item_images and not cached.reused:
+            named, used = self._item_images
+            notes.append(f"item images: {used} of {named} P18 images encoded"
+                         + (f"; {named - used} missing or broken, those items are text only" if named > used else ""))
         self._index_notes = tuple(notes)
         return IndexInfo(
             items=n, dim=self.backbone.embed_dim, path=str(cached.path), reused=cached.reused,
@@ -236,6 +242,7 @@ class ClipLinker:
         if self.item_image_loader is not None:
             names = {i: label_set.images[i] for i in range(start, stop) if label_set.images[i]}
             found = self.item_image_loader(sorted(set(names.values()))) if names else {}
+            self._item_images[0] += len(names)
             decoded, rows = [], []
             for i, name in names.items():
                 if name not in found:
@@ -245,6 +252,7 @@ class ClipLinker:
                     rows.append(i - start)
                 except FileUnavailable as exc:
                     log.info("item image %s skipped: %s", name, exc)
+            self._item_images[1] += len(rows)
             if rows:
                 index = torch.tensor(rows, device=text.device)
                 image[index] = encode_images(self.backbone, decoded, self.settings.batch_size)
