@@ -141,6 +141,25 @@ def synthetic(out_dir: Path, n_files: int, seed: int, force: bool) -> None:
     click.echo(f"wrote {out_dir} (synthetic)")
 
 
+@dataset.command("import-published")
+@click.option("--published", "published_dir", required=True, type=_DIR,
+              help="The published dataset's directory (with commons_images/ and frequent_wikidata_items/).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Dataset directory to write (labels/, manifest, card, images/items/).")
+@click.option("--min-freq", type=click.IntRange(min=0), default=10, show_default=True,
+              help="The f the published items were filtered with (recorded, not applied again).")
+@click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
+def import_published_command(published_dir: Path, out_dir: Path, min_freq: int, force: bool) -> None:
+    """Take the published Wiki-VEL dataset as it is: its items (already promoted, §3.2) are
+    the label set, its splits and ground truth are kept, nothing is re-derived from dumps.
+    Train and evaluate with --images PUBLISHED/commons_images."""
+    from wikivel_bot.train.published import import_published
+
+    card = import_published(published_dir, out_dir, force=force, min_freq=min_freq)
+    _echo_card(card)
+    click.echo(f"wrote {out_dir} (images: --images {published_dir / 'commons_images'})")
+
+
 @dataset.command("fetch")
 @click.option("--data", "data_dir", required=True, type=_DIR, help="Dataset directory.")
 @click.option("--images", "images_dir", type=click.Path(file_okay=False, path_type=Path),

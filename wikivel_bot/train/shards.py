@@ -27,6 +27,8 @@ from wikivel_bot.train.dataset import file_name
 
 SHARD_NAME = re.compile(r"^shard-(\d{6})\.tar$")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".svg", ".webp", ".gif", ".tif", ".tiff")
+# WebDataset members that describe a sample rather than hold its image.
+_METADATA_SUFFIXES = (".json", ".txt", ".cls", ".cbor")
 
 
 def image_extension(data: bytes) -> str:
@@ -147,6 +149,8 @@ class ImageStore:
                 number = len(self._tars)
                 self._tars.append(path)
                 for name, offset, size in tar_members(path):
+                    if name.lower().endswith(_METADATA_SUFFIXES):
+                        continue  # the published shards hold <key>.json beside <key>.jpg
                     self._members.setdefault(_key(name), (number, offset, size))
             elif path.suffix.lower() in IMAGE_SUFFIXES:
                 self._files.setdefault(path.stem, path)
