@@ -76,6 +76,8 @@ def test_published_labels_and_splits_are_taken_as_they_are(published: Path, tmp_
     store = ImageStore(published / "commons_images")
     assert store.get(11) == JPEG and store.get(13) == b"\x89PNG fake"
     assert (tmp_path / "data" / "images" / "items" / "A house.jpg").read_bytes() == JPEG
+    both = ImageStore(tmp_path / "data" / "images")  # through the link: file and item images
+    assert both.get(31) == JPEG and both.get_name("A house.jpg") == JPEG
     by_page = dict(zip(dataset.page_ids.tolist(), dataset.table.column("categories").to_pylist()))
     assert by_page[12] == ["TV", "Studios"]
 

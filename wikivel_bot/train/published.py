@@ -185,7 +185,8 @@ def import_published(root: Path, out_dir: Path, *, force: bool = False, min_freq
 
     Writes ``out_dir/labels`` (the listed items, no filtering), ``manifest.parquet``,
     ``card.json``, ``train_counts.json``, ``splits/`` and ``images/items/`` (the item
-    images); the file images stay in ``root/commons_images`` (``--images`` reads them).
+    images); the file images stay in ``root/commons_images``, linked as
+    ``images/commons_images`` so ``<data>/images`` holds both.
 
     :param root: the published dataset's directory (holding ``commons_images/`` ...).
     :param min_freq: the f the published pool was made with (recorded, not applied).
@@ -202,6 +203,11 @@ def import_published(root: Path, out_dir: Path, *, force: bool = False, min_freq
     write_label_set(labels, out_dir / "labels", overwrite=force)
     items_dir = out_dir / "images" / "items"
     items_dir.mkdir(parents=True, exist_ok=True)
+    # One image store for training and evaluation: the item images here, the file images
+    # where they were downloaded (linked, not copied).
+    link = out_dir / "images" / IMAGES
+    if not link.exists():
+        link.symlink_to(Path(root).resolve() / IMAGES, target_is_directory=True)
     for name, data in item_images.items():
         (items_dir / name).write_bytes(data)
     files = [FileRecord(p.page_id, f"File:{p.page_id}.{p.extension or 'jpg'}", tuple(p.items), tuple(p.items),

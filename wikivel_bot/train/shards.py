@@ -120,6 +120,15 @@ def shard_keys(directory: Path) -> Set[str]:
     return keys
 
 
+def _walk(root: Path) -> List[Path]:
+    """Every file below ``root``, sorted, following directory symlinks (an imported published
+    dataset links its ``commons_images`` there rather than copying hundreds of GB)."""
+    found = []
+    for directory, _, names in os.walk(root, followlinks=True):
+        found.extend(Path(directory) / name for name in names)
+    return sorted(p for p in found if p.is_file())
+
+
 class ImageStore:
     """Read-only lookup of image bytes by page id or file name under one directory.
 
@@ -141,9 +150,7 @@ class ImageStore:
         self._files: Dict[str, Path] = {}
         self._tars: List[Path] = []
         fingerprint = hashlib.sha256()
-        for path in sorted(self.root.rglob("*")):
-            if not path.is_file():
-                continue
+        for path in _walk(self.root):
             stat = path.stat()
             if path.suffix == ".tar":
                 number = len(self._tars)
