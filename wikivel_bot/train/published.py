@@ -174,9 +174,9 @@ def read_items(root: Path) -> Tuple[List[Dict[str, Any]], Dict[str, bytes]]:
                 "p31": _qids(_field(doc, "p31", where, False) or [], where),
             })
     for record in records:
-        data = by_key.get(record["qid"])
-        if data and record["image"]:
-            images[record["image"]] = data
+        picture = by_key.get(record["qid"])
+        if picture and record["image"]:
+            images[record["image"]] = picture
     return records, images
 
 

@@ -106,7 +106,7 @@ def reproduce_synthetic(out: Path, options: ReproduceOptions = ReproduceOptions(
     scores: Dict[Tuple[str, str], Any] = {}
     files = 0
     for linker in ("naive-mlp", "naive-te", "fusion"):
-        extra = {"text_lr": 1e-4} if linker == "naive-te" else {}
+        extra: Dict[str, Any] = {"text_lr": 1e-4} if linker == "naive-te" else {}
         result = train(TrainConfig(linker=linker, out=str(out / "runs" / linker), **common, **extra))
         best = result.best or result.last
         baselines = ("zero-shot", "random-freq", "top-k") if linker == "naive-mlp" else ()

@@ -123,7 +123,7 @@ def shard_keys(directory: Path) -> Set[str]:
 def _walk(root: Path) -> List[Path]:
     """Every file below ``root``, sorted, following directory symlinks (an imported published
     dataset links its ``commons_images`` there rather than copying hundreds of GB)."""
-    found = []
+    found: List[Path] = []
     for directory, _, names in os.walk(root, followlinks=True):
         found.extend(Path(directory) / name for name in names)
     return sorted(p for p in found if p.is_file())
