@@ -95,3 +95,32 @@ def test_suggest_with_fusion_fetches_item_images_into_the_cache(wiki, local_only
     assert "item images: 2 of 2 P18 images encoded" in doc["index"]["notes"]
     stored = sorted((tmp_path / "cache" / "item-images" / "330px").rglob("*.img"))
     assert len(stored) == 2
+
+
+def test_the_daemon_links_with_fusion_and_item_images(tmp_path) -> None:
+    # The daemon builds its linker with the same item image cache as the CLI: a fusion
+    # linker whose label index encodes the P18 thumbnails fetched from the wiki.
+    from tests.test_daemon import daemon_env, queue_at, settled, start_daemon, stop, wait_for
+    from tests.testwiki import TestWiki
+    from wikivel_bot.labels import label_set_from_records, write_label_set
+
+    labels = write_label_set(label_set_from_records([
+        {"qid": "Q146", "label": "house cat", "image": "Black_cat_on_sofa.jpg"},
+        {"qid": "Q144", "label": "dog", "image": "Dog_in_the_park.jpg"},
+        {"qid": "Q729", "label": "animal"},
+    ]), tmp_path / "labels")
+    with TestWiki.start() as running:
+        url = f"sqlite:///{tmp_path / 'queue.sqlite'}"
+        store = queue_at(url)
+        log = tmp_path / "daemon.log"
+        env = daemon_env(running, tmp_path, url, WIKIVEL_LINKER_NAME="fusion", WIKIVEL_LINKER_LABELS_DIR=str(labels))
+        proc = start_daemon(env, tmp_path, "--dry-run", log=log)
+        try:
+            wait_for(lambda: settled(store), "the fixture uploads to be linked", proc, log)
+        finally:
+            code = stop(proc, log)
+        assert code == 0, log.read_text()[-3000:]
+        stored = sorted((tmp_path / "cache" / "item-images" / "330px").rglob("*.img"))
+        assert len(stored) == 2
+        thumbs = [r.path for r in media_requests(running) if r.path.startswith("/thumb/")]
+        assert any("Black_cat_on_sofa" in p for p in thumbs) and any("Dog_in_the_park" in p for p in thumbs)

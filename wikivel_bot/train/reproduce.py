@@ -42,7 +42,7 @@ SYNTHETIC_TAG = "ours, SYNTHETIC data, random-init tiny CLIP"
 
 @dataclass
 class ReproduceOptions:
-    """How big and how long (defaults: about two minutes on a 2-core CPU).
+    """How big and how long (docs/reproduce.md §1 has the measured time of the defaults).
 
     :param files: synthetic files. :param seed: of the data and the training.
     :param epochs: per model. :param batch_size: rows per batch (synthetic train split is
