@@ -82,7 +82,8 @@ class CliContext:
             return None
         from wikivel_bot.commons.item_images import item_image_cache
 
-        return item_image_cache(self.settings, self.site(), progress=progress)
+        # The site is opened only if an image must be fetched (cached ones work offline).
+        return item_image_cache(self.settings, self.site, progress=progress)
 
     def close(self) -> None:
         if self._store is not None:

@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from wikivel_bot.commons.files import query_files
 from wikivel_bot.commons.thumbnails import check_step
-from wikivel_bot.errors import FileUnavailable, WikiError
+from wikivel_bot.errors import FileUnavailable, WikivelError
 
 FAILED = "failed.jsonl"
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -50,7 +52,9 @@ class ItemImageCache:
     """An ``ItemImageLoader``: P18 file names -> thumbnail bytes of those that exist.
 
     :param directory: the cache directory (see :func:`cache_directory`).
-    :param site: a pywikibot site of the wiki the files live on (Commons).
+    :param site: a pywikibot site of the wiki the files live on (Commons), or a function
+        returning it: the site is opened only when something must be fetched, so cached
+        images work offline and an unreachable wiki leaves the items text only.
     :param client: a ``ThumbnailClient`` (standard steps, polite connections, backoff).
     :param width: the thumbnail step.
     :param progress: show a progress bar while downloading.
@@ -58,7 +62,7 @@ class ItemImageCache:
 
     def __init__(self, directory: Path, site: Any, client: Any, width: int, progress: bool = False) -> None:
         self.directory = Path(directory)
-        self.site = site
+        self._site = site
         self.client = client
         self.width = check_step(int(width))
         self.progress = progress
@@ -114,7 +118,8 @@ class ItemImageCache:
         try:
             titles = {f"File:{_normal(n)}": n for n in names}
             urls: Dict[str, str] = {}
-            for entry in query_files(self.site, titles=list(titles), thumb_width=self.width):
+            site = self._site() if callable(self._site) else self._site
+            for entry in query_files(site, titles=list(titles), thumb_width=self.width):
                 name = titles.get(str(entry.key), "")
                 url = entry.info.get("thumburl") if entry.exists else None
                 if not name:
@@ -141,8 +146,10 @@ class ItemImageCache:
                 else:
                     self.stats.transient += 1  # not recorded: tried again next time
                 bar.update(1)
-        except WikiError:
-            # The API is down: nothing recorded as failed, those items are text only for now.
+        except WikivelError as exc:
+            # The wiki cannot be reached (or the API is down): nothing is recorded as failed,
+            # those items are text only for now and are asked for again on the next build.
+            log.warning("item images not fetched (%s): those items are text only", exc)
             self.stats.transient += len(names) - len(out)
         finally:
             bar.close()
