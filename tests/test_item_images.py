@@ -17,7 +17,7 @@ from wikivel_bot.linker.images import decode_image
 NAMES = ["Black_cat_on_sofa.jpg", "Dog in the park.jpg", "Truncated upload.jpg", "No such file here.jpg"]
 
 
-def cache_for(directory: Path, site: Any) -> ItemImageCache:
+def cache_for(directory: Path, site: Any) -> ItemImageCache:  # noqa: F811
     client = ThumbnailClient(contact=CONTACT, timeout_s=10, backoff_s=0.01, retries=0)
     return ItemImageCache(directory, site, client, 120)
 
