@@ -21,6 +21,8 @@ Modules, one concept each::
     shards.py      tar shards (WebDataset layout) and the image store
     fetch.py       polite thumbnail downloads into shards (``dataset fetch``)
     synthetic.py   a generated, learnable stand-in dataset (``dataset synthetic``)
+    published.py   the published dataset's layout, read as it is (``dataset import-published``)
+    reproduce.py   every Table 4 row end to end on synthetic data (``dataset reproduce-synthetic``)
     embeddings.py  frozen-encoder embeddings cached per (backbone, weights, data)
     targets.py     in-batch loss targets: shared items, hop-weighted relatives
     losses.py      relaxed multi-positive contrastive loss, hinge triplet loss
