@@ -38,15 +38,20 @@ import pyarrow.parquet as pq
 
 from wikivel_bot import __version__
 from wikivel_bot.errors import UsageError
+from wikivel_bot.train.counts import TRAIN_COUNTS, counted_on_card, train_counts, write_train_counts
+from wikivel_bot.train.splits import (  # noqa: F401 - split_assignment is part of this module's API
+    DEFAULT_FRACTIONS,
+    SPLITS,
+    SPLITS_DIR,
+    assign_splits,
+    split_assignment,
+    write_splits,
+)
 
 FORMAT = "wikivel-dataset"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.parquet"
 CARD = "card.json"
-TRAIN_COUNTS = "train_counts.json"
-SPLITS = ("train", "validation", "test")
-SPLITS_DIR = "splits"
-DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 TOP_ITEMS = 10
 
 MANIFEST_SCHEMA = pa.schema([
@@ -96,22 +101,6 @@ def map_items(label_set: Any, qids: Iterable[str]) -> Tuple[str, ...]:
             if label_set.index_of(replacement) is not None:
                 out[replacement] = None
     return tuple(out)
-
-
-def split_assignment(n: int, fractions: Sequence[float], seed: int) -> Tuple[np.ndarray, np.ndarray]:
-    """A seeded shuffle of ``n`` files and the split code (0, 1, 2) of each shuffled position.
-
-    :returns: (order, codes): file ``order[p]`` lands in split ``codes[p]``.
-    """
-    if len(fractions) != 3 or any(f < 0 for f in fractions) or not 0.999 <= sum(fractions) <= 1.001:
-        raise UsageError(f"split fractions must be three non-negative numbers summing to 1, not {list(fractions)}")
-    order = np.random.default_rng(seed).permutation(n)
-    train_end = int(round(fractions[0] * n))
-    val_end = train_end + int(round(fractions[1] * n))
-    codes = np.full(n, 2, dtype=np.int8)
-    codes[:train_end] = 0
-    codes[train_end:val_end] = 1
-    return order, codes
 
 
 def file_name(title: str) -> str:
@@ -207,80 +196,6 @@ def write_dataset(
     card["train_counts"] = TRAIN_COUNTS
     (out_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return card
-
-
-def assign_splits(records: Iterable[FileRecord], counts: BuildCounts, *, seed: int = 0,
-                  fractions: Sequence[float] = DEFAULT_FRACTIONS, max_files: Optional[int] = None,
-                  assigned: Optional[Mapping[int, str]] = None,
-                  ) -> Tuple[List[FileRecord], np.ndarray, np.ndarray]:
-    """Shuffle (seeded), sample and split the files *before* any frequency filtering (§3.2-3.3).
-
-    :param records: the files with at least one depicts item (as read).
-    :param counts: ``records_in`` and ``sampled_out`` are counted here.
-    :param assigned: page id -> split given (the published dataset's) instead of drawn.
-    :returns: (records sorted by page id, order, split codes): record ``order[p]`` lands in
-        split ``codes[p]``.
-    """
-    kept: List[FileRecord] = []
-    for record in records:
-        counts.records_in += 1
-        source = record.source_items or record.items
-        if source:
-            kept.append(replace(record, source_items=tuple(source)))
-    # Sorted by page id first, so the shuffle depends only on the seed and the set of files,
-    # not on the order a dump happened to list them in.
-    kept.sort(key=lambda r: r.page_id)
-    order, codes = split_assignment(len(kept), fractions, seed)
-    if max_files is not None and max_files < len(kept):
-        counts.sampled_out = len(kept) - max_files
-        order = order[:max_files]
-        _, codes = split_assignment(max_files, fractions, seed)
-    if assigned is not None:
-        order = np.asarray([i for i in order.tolist() if kept[i].page_id in assigned], dtype=np.int64)
-        codes = np.asarray([SPLITS.index(assigned[kept[i].page_id]) for i in order.tolist()], dtype=np.int8)
-    return kept, order, codes
-
-
-def write_splits(out_dir: Path, kept: Sequence[FileRecord], order: np.ndarray, codes: np.ndarray) -> Dict[str, List[int]]:
-    """``OUT/splits/{train,validation,test}.txt``: page ids per split, before filtering.
-
-    ``train.txt`` is the list ``labels build --count-files`` counts f on (§3.2).
-    """
-    pages: Dict[str, List[int]] = {name: [] for name in SPLITS}
-    for position, index in enumerate(order.tolist()):
-        pages[SPLITS[int(codes[position])]].append(kept[index].page_id)
-    directory = Path(out_dir) / SPLITS_DIR
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, ids in pages.items():
-        (directory / f"{name}.txt").write_text("".join(f"{p}\n" for p in sorted(ids)), encoding="utf-8")
-    return pages
-
-
-def counted_on_card(label_set: Any, train_pages: Sequence[int]) -> Dict[str, Any]:
-    """What the card says about the label set's counts: where they were counted, and whether
-    that is exactly this dataset's training split (as the paper does, §3.2)."""
-    from wikivel_bot.labels.build import page_ids_digest
-
-    counted = dict(getattr(label_set, "manifest", {}).get("counted_on") or {})
-    same = counted.get("kind") == "files" and counted.get("sha256") == page_ids_digest(train_pages)
-    return {"counted_on": counted, "counted_on_train_split": bool(same)}
-
-
-def train_counts(table: pa.Table) -> Dict[str, int]:
-    """Files per ground-truth item in the train split (items after promotion), most first."""
-    counter: Counter = Counter()
-    for split, items in zip(table.column("split").to_pylist(), table.column("items").to_pylist()):
-        if split == "train":
-            counter.update(set(items))
-    return dict(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def write_train_counts(out_dir: Path, table: pa.Table) -> Path:
-    """Store :func:`train_counts` with the dataset (read by the frequency baselines)."""
-    path = Path(out_dir) / TRAIN_COUNTS
-    data = {"split": "train", "after_promotion": True, "counts": train_counts(table)}
-    path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
 
 
 def _manifest_table(rows: Sequence[Tuple[FileRecord, str]]) -> pa.Table:
