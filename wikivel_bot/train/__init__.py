@@ -14,7 +14,9 @@ Public API::
 
 Modules, one concept each::
 
-    dataset.py     manifest + card on disk; mapping, split, leakage removal (pure: no torch)
+    dataset.py     manifest + card on disk; mapping, leakage removal (pure: no torch)
+    splits.py      the seeded split, drawn before the frequency filter (splits/*.txt)
+    counts.py      train-split item counts after promotion; where f was counted
     categories.py  which Commons categories describe the image (patterns as data)
     pages.py       streaming the pages XML dump; description and category links
     builder.py     the dumps -> a dataset (``dataset build``)
