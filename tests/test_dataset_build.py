@@ -75,9 +75,15 @@ def test_splits_are_disjoint_seeded_and_by_file(built):
     splits = Counter(r["split"] for r in rows)
     assert set(splits) == {"train", "validation", "test"}
     assert len({r["page_id"] for r in rows}) == len(rows)  # one row per file: splits are disjoint
-    n = len(rows) + card["filtering"]["test_leakage_removed"]  # files split, before the removal
-    assert n == card["filtering"]["records_in"] == 44
-    assert splits["train"] == round(0.5 * n) and splits["validation"] == round(0.1 * n)
+    # The split comes first (§3.2): files split = kept + removed as leakage + left without an
+    # item by the frequency filter (M210, only the trinket), which ran after the split.
+    filtering = card["filtering"]
+    n = len(rows) + filtering["test_leakage_removed"] + filtering["no_item_after_filter"]
+    assert n == filtering["records_in"] == 45
+    dropped = filtering["no_item_after_filter_by_split"]
+    assert sum(dropped.values()) == 1
+    assert splits["train"] + dropped["train"] == round(0.5 * n)
+    assert splits["validation"] + dropped["validation"] == round(0.1 * n)
 
 
 def test_test_split_has_no_item_image(built):
@@ -87,7 +93,7 @@ def test_test_split_has_no_item_image(built):
     assert not [r for r in rows if r["split"] == "test" and file_name(r["title"]) in leaked]
     # Recompute where the seeded split put every file: the removed ones are exactly the
     # item images it sent to the test split.
-    kept_ids = sorted({r["page_id"] for r in rows} | _leaked_ids(leaked))
+    kept_ids = sorted({r["page_id"] for r in rows} | _leaked_ids(leaked) | EXPECTED["no_item_after_filter"])
     order, codes = split_assignment(len(kept_ids), FRACTIONS, 7)
     titles = {f["page_id"]: f["title"] for f in fixture_module().files()}
     expected = sum(1 for p, c in zip(order.tolist(), codes.tolist())
@@ -121,7 +127,7 @@ def test_same_seed_same_dataset_other_seed_other_split(tmp_path, built):
     build_dataset(MEDIAINFO_DUMP, PAGES_DUMP, label_set, tmp_path / "again", BuildOptions(seed=7, fractions=FRACTIONS))
     assert manifest_rows(tmp_path / "again") == rows
     build_dataset(MEDIAINFO_DUMP, PAGES_DUMP, label_set, tmp_path / "other", BuildOptions(seed=8, fractions=FRACTIONS))
-    assert [r["split"] for r in manifest_rows(tmp_path / "other")] != [r["split"] for r in rows]
+    assert {(r["page_id"], r["split"]) for r in manifest_rows(tmp_path / "other")} != {(r["page_id"], r["split"]) for r in rows}
     with pytest.raises(UsageError, match="already holds a dataset"):
         build_dataset(MEDIAINFO_DUMP, PAGES_DUMP, label_set, tmp_path / "again", BuildOptions(seed=7))
 
@@ -222,3 +228,46 @@ def test_default_category_patterns(category, kind):
     from wikivel_bot.train.categories import load_filter, normalise
 
     assert load_filter().kind_of(normalise(category)) == kind
+
+
+def test_the_papers_order_split_then_count_f_on_train_then_filter(tmp_path):
+    # §3.2: f is counted "in the training split generated from the intermediate data".
+    from wikivel_bot.labels import label_set_from_records
+    from wikivel_bot.labels.build import page_ids_digest
+    from wikivel_bot.labels.lists import read_page_id_file
+
+    out = tmp_path / "ds"
+    step1 = invoke(["dataset", "build", "--mediainfo-dump", str(MEDIAINFO_DUMP), "--pages-dump", str(PAGES_DUMP),
+                    "--out", str(out), "--seed", "7", "--split", "0.5,0.1,0.4", "--workers", "1", "--no-progress"])
+    assert step1.exit_code == 0, step1.output
+    assert "--count-files" in step1.output and not (out / "card.json").exists()
+    train = read_page_id_file(out / "splits" / "train.txt")
+    assert len(train) == round(0.5 * 45)  # every depicted image file, before any filter
+    # Step 2, by hand: the fixture's depicts counted on the train pages only.
+    counts: Counter = Counter()
+    for f in fixture_module().files():
+        if f["page_id"] in train:
+            for entry in f["depicts"] or ():
+                qid, rank = entry if isinstance(entry, tuple) else (entry, "normal")
+                if rank != "deprecated" and qid.startswith("Q"):
+                    counts[qid] += 1
+    # Items depicted only outside the train split count 0 there but stay candidates (§3.1).
+    every = {q: counts.get(q, 0) for q in _depicted()}
+    labels = label_set_from_records(fixture_module().ITEMS, every, min_freq=3,
+                                    counted_on={"kind": "files", "name": "train.txt", "sha256": page_ids_digest(train)})
+    # Step 3: the same dumps and seed give the same split; the card says f was counted on it.
+    card = build_dataset(MEDIAINFO_DUMP, PAGES_DUMP, labels, out, BuildOptions(seed=7, fractions=FRACTIONS))
+    assert card["labels"]["counted_on_train_split"] is True
+    assert read_page_id_file(out / "splits" / "train.txt") == train
+    # Every kept item reaches f = 3 within the train split, counting descendants.
+    for qid in labels.qids:
+        assert labels.frequency(qid) >= 3
+    other = build_dataset(MEDIAINFO_DUMP, PAGES_DUMP, fixture_label_set(), tmp_path / "whole",
+                          BuildOptions(seed=7, fractions=FRACTIONS))
+    assert other["labels"]["counted_on_train_split"] is False
+
+
+def _depicted():
+    from tests.train_support import depicts_counts
+
+    return set(depicts_counts())

@@ -81,14 +81,16 @@ def run(*args: str) -> Result:
 #   mAP@5 = ((1/3 + 2/5)/2 + (1/2)/1 + 0) / 3 = (0.366667 + 0.5) / 3 = 0.288889
 #   MRR = (1/3 + 1/2 + 0) / 3 = 0.277778
 #   P@5 = (2/5 + 1/2 (M2 gives two predictions, one right) + 0) / 3 = 0.3
-# hop 1: M2 human at rank 1 is correct; M1 mammal at 4 credited (see test_metrics).
-#   R@1 = (0 + 1 + 0) / 3;  mAP@5 = ((1/3 + 2/4)/2 + 1 + 0) / 3 = 0.472222;  MRR = (1/3 + 1 + 0) / 3
-# hop 2: M1 animal at 2 credited: AP@5 = (1/2 + 2/3)/2 = 0.583333
-#   mAP@5 = (0.583333 + 1 + 0) / 3 = 0.527778;  MRR = (1/2 + 1 + 0) / 3 = 0.5
+# hop 1: M2 human at rank 1 and Obama at 2 are both correct: AP@5 = (1/1 + 2/2) / max(1, 2) = 1;
+#   M1 dog at 3, mammal at 4, cat at 5 are correct (any relevant item counts, §4.4):
+#   AP@5 = (1/3 + 2/4 + 3/5) / max(2, 3) = 0.477778 (see test_metrics).
+#   R@1 = (0 + 1 + 0) / 3;  mAP@5 = (0.477778 + 1 + 0) / 3 = 0.492593;  MRR = (1/3 + 1 + 0) / 3
+# hop 2: M1 animal at 2 too: AP@5 = (1/2 + 2/3 + 3/4 + 4/5) / 4 = 0.679167
+#   mAP@5 = (0.679167 + 1 + 0) / 3 = 0.559722;  MRR = (1/2 + 1 + 0) / 3 = 0.5
 EXPECTED = {
     0: {"R@1": 0.0, "R@5": 2 / 3, "DivR@5": 2 / 3, "mAP@5": 0.288889, "MRR": 0.277778, "P@5": 0.3},
-    1: {"R@1": 1 / 3, "mAP@5": 0.472222, "MRR": 4 / 9},
-    2: {"R@1": 1 / 3, "mAP@5": 0.527778, "MRR": 0.5},
+    1: {"R@1": 1 / 3, "mAP@5": 0.492593, "MRR": 4 / 9},
+    2: {"R@1": 1 / 3, "mAP@5": 0.559722, "MRR": 0.5},
 }
 
 

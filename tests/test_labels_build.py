@@ -50,15 +50,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = build(out, "--keep-files")
     # Malformed lines are reported with their numbers, and the build goes on.
     assert "malformed line 13:" in result.output and "malformed line 30:" in result.output
-    assert "files with depicts: 27, dropped (no item left): 5" in result.output
+    assert "files with depicts: 28, dropped (no item left): 6" in result.output
     return out
 
 
 def test_kept_items(built: Path) -> None:
     labels = load_label_set(built, verify=True)
     assert sorted(labels.qids, key=lambda q: int(q[1:])) == [
-        "Q5", "Q144", "Q146", "Q729", "Q1420", "Q39201", "Q41176", "Q42889", "Q215627", "Q622852",
-        "Q752870", "Q811979", "Q838948", "Q3305213", "Q4502142",
+        "Q5", "Q144", "Q146", "Q729", "Q1420", "Q41176", "Q3305213",
     ]
     assert labels.labels[labels.index_of("Q146")] == "house cat"
     assert labels.images[labels.index_of("Q144")] == "Collage of Nine Dogs.jpg"
@@ -77,12 +76,27 @@ def test_rare_item_is_replaced_by_its_class(built: Path) -> None:
 
 
 def test_generic_item_reaches_f_through_its_instances(built: Path) -> None:
+    # human is depicted once itself (M131) and reaches f through the three people.
     human = lookup(built, "Q5")
     assert human["status"] == "kept"
-    assert (human["direct_count"], human["accumulated_count"]) == (0, 3)
+    assert (human["direct_count"], human["accumulated_count"]) == (1, 4)
     assert human["super_category"] == "human"
     for person in ("Q937", "Q762", "Q7186"):
         assert [r["qid"] for r in lookup(built, person)["replaced_by"]] == ["Q5"]
+
+
+def test_items_never_depicted_themselves_are_never_candidates(built: Path) -> None:
+    # §3.1: "Items that are never annotated as depicted across the entire Commons dump are
+    # discarded completely." They still accumulate (so their descendants' counts are known)
+    # but are neither kept nor a replacement.
+    for qid, accumulated in (("Q215627", 4), ("Q39201", 7), ("Q811979", 4), ("Q838948", 3), ("Q752870", 3)):
+        info = lookup(built, qid)
+        assert (info["status"], info["direct_count"], info["accumulated_count"]) == ("ancestor only", 0, accumulated)
+    # bridge's only ancestor within reach is architectural structure (never depicted): dropped.
+    bridge = lookup(built, "Q12280")
+    assert bridge["status"] == "dropped" and bridge["replaced_by"] == []
+    # The people are replaced by human (1 hop), never by person (2 hops, never depicted).
+    assert [r["qid"] for r in lookup(built, "Q7186")["replaced_by"]] == ["Q5"]
 
 
 def test_counts_accumulate_over_three_hops_only(built: Path) -> None:
@@ -128,18 +142,20 @@ def test_files_table_after_filtering(built: Path) -> None:
     rows = {(r["page_id"], r["qid"]): r for r in files.to_pylist()}
     assert rows[(105, 144)]["source_qid"] == 53662
     assert rows[(102, 146)]["rank"] == 1
-    assert {p for p, _ in rows} == set(range(101, 131)) - {118, 119, 120, 121, 123, 127, 128, 129}
+    assert {p for p, _ in rows} == set(range(101, 132)) - {118, 119, 120, 121, 122, 123, 127, 128, 129}
 
 
 def test_manifest_and_info(built: Path) -> None:
     manifest = json.loads((built / "manifest.json").read_text())
     assert manifest["min_freq"] == 3 and manifest["languages"] == ["en"]
     assert [s["date"] for s in manifest["sources"]] == ["2023-11-07", "2023-11-07"]
-    assert manifest["counts"]["inputs_dropped"] == 4
+    assert manifest["counts"]["inputs_dropped"] == 5
+    assert manifest["counted_on"] == {"kind": "whole dump"}
     assert manifest["read"]["wikidata"]["malformed_lines"][0][0] == 13
     info = run("labels", "info", built)
     assert info.exit_code == 0
-    assert manifest["content_hash"] in info.output and "15 kept" in info.output
+    assert manifest["content_hash"] in info.output and "7 kept" in info.output
+    assert "counted:   the whole MediaInfo dump" in info.output
 
 
 def test_same_input_gives_the_same_hash(tmp_path: Path) -> None:
@@ -161,9 +177,10 @@ def test_unfiltered_set_keeps_depicted_items_only(tmp_path: Path) -> None:
     result = build_from_dumps(None, wikidata_dump=WIKIDATA, mediainfo_dump=MEDIAINFO, min_freq=0)
     labels = result.label_set
     assert "Q53662" in labels and "Q2981" in labels and "Q12280" in labels
-    assert "Q5" not in labels  # never depicted itself: no hops with f = 0
+    assert "Q5" in labels  # depicted by M131
+    assert "Q215627" not in labels  # person: never depicted itself, no hops with f = 0
     assert "Q30249683" not in labels and "Q1" not in labels
-    assert len(labels) == 15
+    assert len(labels) == 16
 
 
 def test_operator_lists(tmp_path: Path) -> None:
@@ -176,8 +193,10 @@ def test_operator_lists(tmp_path: Path) -> None:
     assert lookup(out, "Q30249683")["status"] == "kept"
     dog = lookup(out, "Q144")
     assert dog["status"] == "dropped" and dog["reason"] == "on the operator's blocklist"
-    # Laika's nearest kept ancestor is now pet, two hops up.
-    assert [r["qid"] for r in lookup(out, "Q53662")["replaced_by"]] == ["Q39201"]
+    # Laika's other ancestors within 3 hops (pet, domesticated animal) are never depicted
+    # themselves, and animal is 4 hops up: nothing can replace her.
+    laika = lookup(out, "Q53662")
+    assert laika["status"] == "dropped" and laika["replaced_by"] == []
 
 
 def test_from_qids_with_a_dump_and_languages(tmp_path: Path) -> None:
@@ -222,3 +241,42 @@ def test_usage_errors(tmp_path: Path, built: Path) -> None:
     assert bad.exit_code == 2 and "not a Wikidata item id" in bad.output
     nothing = CliRunner().invoke(main, ["labels", "info", str(tmp_path)])
     assert nothing.exit_code == 1 and "is not a label set" in nothing.output
+
+
+def test_f_counted_on_listed_files(tmp_path: Path) -> None:
+    # §3.2: f counts depicts "in the training split". The split here leaves out M104 (dog)
+    # and M131 (human): dog then has 2 < 3 (M103 and Laika's M105) and is not kept, so
+    # Laika has nothing left to go to; human is depicted in the dump (M131, outside the
+    # split) so it may still be kept, and reaches 3 through the people, who are in the split.
+    # dog goes to animal (3 hops up, kept on M112-M114); Laika's animal is 4 hops up.
+    train = tmp_path / "train.txt"
+    pages = [p for p in range(101, 131) if p not in (104, 127, 128, 129)]
+    train.write_text("# page ids of the training split\n" + "\n".join(f"M{p}" if p % 2 else str(p) for p in pages) + "\n")
+    out = tmp_path / "set"
+    result = build(out, "--count-files", train)
+    assert "f counted on: the 26 files listed in train.txt (26 with depicts" in result.output
+    dog = lookup(out, "Q144")
+    assert dog["status"] == "replaced" and [r["qid"] for r in dog["replaced_by"]] == ["Q729"]
+    assert (dog["direct_count"], dog["accumulated_count"]) == (1, 2)
+    assert lookup(out, "Q53662")["status"] == "dropped"
+    human = lookup(out, "Q5")
+    assert (human["status"], human["direct_count"], human["accumulated_count"]) == ("kept", 0, 3)
+    manifest = json.loads((out / "manifest.json").read_text())
+    counted = manifest["counted_on"]
+    assert (counted["kind"], counted["name"], counted["files"]) == ("files", "train.txt", 26)
+    from wikivel_bot.labels.build import page_ids_digest
+    assert counted["sha256"] == page_ids_digest(pages)
+    info = run("labels", "info", out)
+    assert "counted:   the 26 files listed in train.txt" in info.output
+    # The same dumps counted whole keep dog.
+    whole = build_from_dumps(None, wikidata_dump=WIKIDATA, mediainfo_dump=MEDIAINFO, min_freq=3)
+    assert "Q144" in whole.label_set and whole.label_set.manifest["counted_on"] == {"kind": "whole dump"}
+
+
+def test_count_files_needs_page_ids(tmp_path: Path) -> None:
+    bad = tmp_path / "train.txt"
+    bad.write_text("101\nFile:Cat.jpg\n")
+    result = CliRunner().invoke(main, ["labels", "build", "--wikidata-dump", str(WIKIDATA), "--mediainfo-dump",
+                                       str(MEDIAINFO), "--count-files", str(bad), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 2
+    assert "train.txt:2: not a Commons page id: 'File:Cat.jpg'" in result.output

@@ -83,9 +83,9 @@ def test_depicts_ranks_and_empty_statements() -> None:
 def test_mediainfo_prefilter_counts_files_without_depicts() -> None:
     data = make_fixtures.dump_text(make_fixtures.mediainfo_entities()).encode()
     chunk = parse_mediainfo_block(1, data)
-    assert chunk.stats.entities == 29 and chunk.stats.malformed == 1
-    assert chunk.with_depicts == 27
-    assert sorted(set(chunk.page_ids.tolist())) == [p for p in range(101, 131) if p not in (127, 128, 129)]
+    assert chunk.stats.entities == 30 and chunk.stats.malformed == 1
+    assert chunk.with_depicts == 28
+    assert sorted(set(chunk.page_ids.tolist())) == [p for p in range(101, 132) if p not in (127, 128, 129)]
     assert chunk.ranks[chunk.page_ids.tolist().index(102)] == 1
 
 

@@ -78,9 +78,18 @@ def test_counts_and_threshold() -> None:
     assert labels.frequency("Q729") == 7  # Laika is 4 hops below
     assert "Q144" in labels and labels.frequency("Q144") == 3
     assert labels.status("Q53662") == "replaced" and labels.replacements("Q53662") == ["Q144"]
-    assert labels.status("Q937") == "kept" and "Q5" in labels  # both reach 4
-    assert "Q215627" in labels  # person: 2 hops above Einstein
-    assert labels.status("Q729") == "kept" and labels.direct_frequency("Q729") == 0
+    # human, person, pet and animal reach f through their descendants but are never depicted
+    # themselves: not candidates (§3.1), whatever they accumulate.
+    assert labels.status("Q937") == "kept" and "Q5" not in labels and labels.status("Q5") == "ancestor only"
+    assert "Q215627" not in labels and "Q39201" not in labels
+    assert labels.status("Q729") == "ancestor only" and labels.direct_frequency("Q729") == 0
+    assert labels.qids == ["Q144", "Q146", "Q937"]
+    # Depicted once (count 0 in the files counted, e.g. outside the training split) is enough
+    # to be a candidate; then accumulation decides.
+    counted = label_set_from_records(RECORDS, counts={"Q146": 5, "Q144": 2, "Q53662": 1, "Q937": 4, "Q5": 0},
+                                     min_freq=3, counted_on={"kind": "files", "name": "train.txt"})
+    assert "Q5" in counted and counted.direct_frequency("Q5") == 0 and counted.frequency("Q5") == 4
+    assert counted.manifest["counted_on"] == {"kind": "files", "name": "train.txt"}
 
 
 def test_write_load_roundtrip_is_fast_and_equal(animals: LabelSet, tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_candidates_carry_identity_scores_and_json_evidence(zero_shot):
     assert all(a.score >= b.score for a, b in itertools.pairwise(candidates))
     first = candidates[0]
     assert first.linker == "zero-shot"
-    assert first.linker_version == "zero-shot/v1 wikivel-tiny-test:random"
+    assert first.linker_version == "zero-shot/v2 wikivel-tiny-test:random"
     assert first.labelset_hash == LABELS.content_hash
     evidence = json.loads(json.dumps(first.evidence))
     assert evidence["random_weights"] is True

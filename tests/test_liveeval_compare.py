@@ -39,8 +39,9 @@ def test_hits_per_hop_level_follow_core_metrics() -> None:
     a, _ = worked_example()
     assert a.hits[0] == ((3, 5), (3, 5))
     assert a.hits[1] == ((3, 4, 5), (3, 4))  # mammal takes the cat; the cat itself adds nothing new
-    assert a.hits[2] == ((2, 3, 4, 5), (2, 3))
-    assert a.hits_at(2).average_precision(5) == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert a.hits[2] == ((2, 3, 4, 5), (2, 2))  # animal covers both at once
+    # Every prediction matching a relevant item counts (§4.4): animal, dog, mammal, cat.
+    assert a.hits_at(2).average_precision(5) == pytest.approx((1 / 2 + 2 / 3 + 3 / 4 + 4 / 5) / 4)
 
 
 def test_summary_equals_hand_computed_means() -> None:
@@ -55,7 +56,7 @@ def test_summary_equals_hand_computed_means() -> None:
     assert hop0["mAP@5"] == pytest.approx(((1 / 3 + 2 / 5) / 2 + 1.0) / 2)
     # Hop credit: animal and mammal count for file A at hops 2.
     assert hop2["P@5"] == pytest.approx((0.8 + 0.5) / 2)
-    assert hop2["mAP@5"] == pytest.approx(((1 / 2 + 2 / 3) / 2 + 1.0) / 2)
+    assert hop2["mAP@5"] == pytest.approx(((1 / 2 + 2 / 3 + 3 / 4 + 4 / 5) / 4 + 1.0) / 2)
     assert summary.metrics[1]["P@5"] == pytest.approx((0.6 + 0.5) / 2)
     assert summary.curve[0][0] == (1, pytest.approx(0.5), pytest.approx(0.5))
     assert [k for k, _, _ in summary.curve[0]] == [1, 2, 3, 4, 5]

@@ -62,13 +62,15 @@ def test_worked_example_at_hop_0() -> None:
 
 
 def test_worked_example_at_hop_1() -> None:
-    # mammal (rank 4) is 1 hop above both truth items; animal (2 hops) is not yet credited.
+    # mammal (rank 4) is 1 hop above both truth items; animal (2 hops) is not yet correct.
     found = hits(RANKING, TRUTH, ancestors_of, hops=1)
     assert found.correct == (3, 4, 5)
-    # dog takes Q144, mammal takes Q146; house cat at rank 5 finds both taken.
+    # dog covers Q144, mammal covers Q146 too; house cat at rank 5 covers nothing new.
     assert found.credited == (3, 4)
-    # AP@5 = (1/3 + 2/4) / 2 = 0.416667
-    assert found.average_precision(5) == pytest.approx((1 / 3 + 2 / 4) / 2)
+    # §4.4: every prediction matching any relevant item counts, house cat included.
+    # AP@5 = (1/3 + 2/4 + 3/5) / max(min(5, 2), 3) = 1.433333 / 3 = 0.477778
+    assert found.average_precision(5) == pytest.approx((1 / 3 + 2 / 4 + 3 / 5) / 3)
+    assert found.average_precision(5) == pytest.approx(0.477778, abs=1e-6)
     # P@5 = 3/5; DivR@4 = 2/2.
     assert found.precision(5) == pytest.approx(0.6)
     assert found.diversity_recall(4) == 1.0
@@ -79,16 +81,18 @@ def test_worked_example_at_hop_2() -> None:
     # animal (rank 2) is 2 hops above both truth items and now correct.
     found = hits(RANKING, TRUTH, ancestors_of, hops=2)
     assert found.correct == (2, 3, 4, 5)
-    # animal and dog can be matched one-to-one (animal->cat, dog->dog); mammal, cat add nothing.
-    assert found.credited == (2, 3)
+    # animal stands for both truth items at once; dog, mammal and cat are correct as well.
+    assert found.credited == (2, 2)
     assert found.recall(1) == 0.0 and found.recall(2) == 1.0
-    # AP@5 = (1/2 + 2/3) / 2 = 0.583333
-    assert found.average_precision(5) == pytest.approx(0.583333, abs=1e-6)
+    assert found.diversity_recall(2) == 1.0
+    # AP@5 = (1/2 + 2/3 + 3/4 + 4/5) / max(2, 4) = 2.716667 / 4 = 0.679167
+    assert found.average_precision(5) == pytest.approx(0.679167, abs=1e-6)
     # P@5 = 4/5; RR = 1/2.
     assert found.precision(5) == pytest.approx(0.8)
     assert found.reciprocal_rank() == 0.5
-    # nDCG@5 = (1/log2 3 + 1/log2 4) / (1 + 1/log2 3) = 1.130930 / 1.630930 = 0.693426.
-    assert found.ndcg(5) == pytest.approx(0.693426, abs=1e-6)
+    # nDCG@5 = (1/log2 3 + 1/log2 4 + 1/log2 5 + 1/log2 6) / (1 + 1/log2 3 + 1/log2 4 + 1/log2 5)
+    #        = 1.948459 / 2.561606 = 0.760639.
+    assert found.ndcg(5) == pytest.approx(0.760639, abs=1e-6)
 
 
 def test_function_forms_agree_with_the_hits_object() -> None:
@@ -109,25 +113,25 @@ def test_a_descendant_is_never_credited() -> None:
     assert recall_at_k(["Q7377"], ["Q146"], 1, ancestors_of, hops=0) == 0.0
 
 
-def test_one_generic_item_credits_one_truth_item_only() -> None:
-    # Two people in the picture; "human" is correct for each (1 hop) but diverse recall
-    # needs two different predictions. Ranking: human, cat, dog, mammal, animal.
+def test_one_generic_item_is_one_correct_prediction_covering_both_people() -> None:
+    # Two people in the picture; "human" matches each (1 hop): it covers both relevant
+    # items but is one correct prediction. Ranking: human, cat, dog, mammal, animal.
     ranking = ["Q5", "Q146", "Q144", "Q7377", "Q729"]
     found = hits(ranking, ["Q76", "Q6279"], ancestors_of, hops=1)
-    assert found.correct == (1,)
-    # R@1 = 1; DivR@1 = 1/min(1,2) = 1; DivR@5 = 1/2; AP@5 = (1/1) / 2 = 0.5; P@5 = 1/5.
+    assert found.correct == (1,) and found.credited == (1, 1)
+    # R@1 = 1; DivR@1 = min(2, 1)/1 = 1; DivR@5 = 2/2; AP@5 = (1/1) / max(2, 1) = 0.5; P@5 = 1/5.
     assert found.recall(1) == 1.0
     assert found.diversity_recall(1) == 1.0
-    assert found.diversity_recall(5) == 0.5
+    assert found.diversity_recall(5) == 1.0
     assert found.average_precision(5) == 0.5
     assert found.precision(5) == pytest.approx(0.2)
 
 
-def test_matching_reassigns_a_generic_item_to_fit_a_specific_one() -> None:
-    # human first takes a person (Biden: "Q6279" sorts first); Biden at rank 2 must still
-    # be credited (maximum matching: human->Obama, Biden->Biden). AP@2 = (1/1 + 2/2) / 2 = 1.
+def test_a_specific_item_after_a_generic_one_still_counts() -> None:
+    # human covers both people; Biden at rank 2 covers nothing new but is a correct
+    # prediction all the same (§4.4: it matches a relevant item). AP@2 = (1/1 + 2/2) / 2 = 1.
     found = hits(["Q5", "Q6279"], ["Q76", "Q6279"], ancestors_of, hops=1)
-    assert found.credited == (1, 2)
+    assert found.correct == (1, 2) and found.credited == (1, 1)
     assert found.average_precision(2) == 1.0
     assert found.diversity_recall(2) == 1.0
 
@@ -185,6 +189,11 @@ def _small(qid: str) -> Mapping[str, int]:
     return SMALL.get(qid, {})
 
 
+def _covered(ranking: Sequence[str], truth: Sequence[str], hops: int) -> int:
+    """Brute force: truth items matched by any prediction within ``hops``."""
+    return sum(1 for t in set(truth) if any(p == t or SMALL.get(t, {}).get(p, 99) <= hops for p in ranking))
+
+
 def _max_matching(ranking: Sequence[str], truth: Sequence[str], hops: int) -> int:
     """Brute force: the largest set of (prediction, truth) pairs using each side once."""
     targets = sorted(set(truth))
@@ -212,9 +221,13 @@ def test_properties(ranking: List[str], truth: List[str], hops: int, k: int) -> 
     found = hits(ranking, truth, _small, hops)
     # The Table 4 identity: at k = 1 recall, diversity recall and AP coincide.
     assert found.recall(1) == found.diversity_recall(1) == found.average_precision(1)
-    # Diversity recall counts a maximum one-to-one matching (checked by brute force).
+    # Diversity recall counts the truth items matched by any top-k prediction (capped at
+    # min(k, |truth|)); at hop 0 that is the one-to-one matching of before, unchanged.
     n_truth = len(set(truth))
-    assert found.diversity_recall(k) * min(k, n_truth) == pytest.approx(_max_matching(ranking[:k], truth, hops))
+    size = min(k, n_truth)
+    assert found.diversity_recall(k) * size == pytest.approx(min(size, _covered(ranking[:k], truth, hops)))
+    if hops == 0:
+        assert found.diversity_recall(k) * size == pytest.approx(_max_matching(ranking[:k], truth, 0))
     for value in (found.recall(k), found.diversity_recall(k), found.average_precision(k),
                   found.precision(k), found.ndcg(k), found.reciprocal_rank()):
         assert 0.0 <= value <= 1.0 + 1e-12 and not math.isnan(value)

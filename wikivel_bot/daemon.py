@@ -279,7 +279,12 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     fetcher = Fetcher.from_settings(site, settings)
     thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     label_set = default_label_set(settings.linker.labels_dir)
-    linker = create_linker(settings.linker.name, settings.linker)
+    from wikivel_bot.commons.item_images import item_image_cache
+    from wikivel_bot.linker.registry import get_spec
+
+    # Fusion's Wikidata side reads the items' P18 thumbnails, fetched once into the cache.
+    images = item_image_cache(settings, site) if get_spec(settings.linker.name).uses_item_images else None
+    linker = create_linker(settings.linker.name, settings.linker, item_image_loader=images)
     linker.attach(label_set, settings.linker.cache_dir, progress=False)
     rules = rules_from_settings(settings.linker, safety=settings.safety)
 

@@ -89,9 +89,21 @@ class CliContext:
         from wikivel_bot.linker import create_linker
 
         settings = self.settings.linker
-        linker = create_linker(settings.name, settings)
+        linker = create_linker(settings.name, settings, item_image_loader=self.item_images(settings.name, progress))
         linker.attach(self.label_set(), settings.cache_dir, progress=progress)
         return linker
+
+    def item_images(self, linker_name: str, progress: bool = True) -> Any:
+        """For a linker that reads item images (fusion): the P18 thumbnails, fetched once into
+        ``linker.cache_dir/item-images/`` (``commons.item_images``); None for the others."""
+        from wikivel_bot.linker.registry import get_spec
+
+        if not get_spec(linker_name).uses_item_images:
+            return None
+        from wikivel_bot.commons.item_images import item_image_cache
+
+        # The site is opened only if an image must be fetched (cached ones work offline).
+        return item_image_cache(self.settings, self.site, progress=progress)
 
     def close(self) -> None:
         if self._store is not None:

@@ -49,6 +49,9 @@ def labels() -> None:
               help="Items never to keep (QID per line).")
 @click.option("--allowlist", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Items to keep although their class is non-depictable (QID per line).")
+@click.option("--count-files", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Count f on these files only (Commons page ids, one per line, e.g. a dataset's "
+                   "splits/train.txt: the paper counts in its training split). Default: the whole dump.")
 @click.option("--keep-files", is_flag=True, help="Also store every file's depicts after filtering.")
 @click.option("--force", is_flag=True, help="Replace an existing label set in --out.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
@@ -56,8 +59,8 @@ def labels() -> None:
 def build(obj: CliContext, wikidata_dump: Optional[Path], mediainfo_dump: Optional[Path],
           qids_file: Optional[Path], out_dir: Path, min_freq: int, languages: Optional[str],
           aliases: bool, workers: Optional[int], decompressor: str, p31_blocklist: Optional[Path],
-          blocklist: Optional[Path], allowlist: Optional[Path], keep_files: bool, force: bool,
-          progress: Optional[bool]) -> None:
+          blocklist: Optional[Path], allowlist: Optional[Path], count_files: Optional[Path],
+          keep_files: bool, force: bool, progress: Optional[bool]) -> None:
     """Build a label set from the dumps (or a QID list) and write it to --out.
 
     \b
@@ -71,6 +74,8 @@ def build(obj: CliContext, wikidata_dump: Optional[Path], mediainfo_dump: Option
         raise UsageError("give --wikidata-dump and --mediainfo-dump, or --from-qids FILE")
     if qids_file is not None and mediainfo_dump is not None:
         raise UsageError("--from-qids keeps the listed items; it does not read a MediaInfo dump")
+    if count_files is not None and mediainfo_dump is None:
+        raise UsageError("--count-files counts depicts statements: it needs --mediainfo-dump")
     from wikivel_bot.cli.paths import check_writable
 
     check_writable(out_dir)
@@ -96,16 +101,23 @@ def build(obj: CliContext, wikidata_dump: Optional[Path], mediainfo_dump: Option
     else:
         from wikivel_bot.labels.build import build_from_dumps
         from wikivel_bot.labels.dump_check import check_dump_start
+        from wikivel_bot.labels.lists import read_page_id_file
         from wikivel_bot.labels.parallel import default_workers
 
         assert wikidata_dump is not None
         check_dump_start(wikidata_dump, "Wikidata", decompressor)
         if mediainfo_dump is not None:
             check_dump_start(mediainfo_dump, "Commons MediaInfo", decompressor)
+        count_pages = None
+        if count_files is not None:
+            count_pages = read_page_id_file(count_files)
+            if not count_pages:
+                raise UsageError(f"{count_files} lists no page ids")
         result = build_from_dumps(
             out_dir, wikidata_dump=wikidata_dump, mediainfo_dump=mediainfo_dump, qids=qids,
             min_freq=min_freq, workers=workers or default_workers(), decompressor=decompressor,
-            progress=show, keep_files=keep_files, overwrite=force, **common,
+            progress=show, keep_files=keep_files, overwrite=force, count_pages=count_pages,
+            count_source=count_files.name if count_files else "", **common,
         )
         label_set, reports = result.label_set, result.reports
     for report in reports:
@@ -118,10 +130,23 @@ def build(obj: CliContext, wikidata_dump: Optional[Path], mediainfo_dump: Option
     )
     for reason, n in counts.get("dropped_by_reason", {}).items():
         click.echo(f"  dropped, {reason}: {n}")
+    click.echo(f"f counted on: {counted_on_text(label_set.manifest)}")
     if "files_with_depicts" in counts:
         click.echo(f"files with depicts: {counts['files_with_depicts']}, dropped (no item left): "
                    f"{counts['files_dropped']}")
     click.echo(f"wrote {out_dir} ({label_set.content_hash})")
+
+
+def counted_on_text(manifest: Any) -> str:
+    """Which files the set's depicts counts (and f) were counted on, in words."""
+    counted = manifest.get("counted_on") or {}
+    kind = counted.get("kind")
+    if kind == "files":
+        return (f"the {counted.get('files', 0)} files listed in {counted.get('name') or 'a list'} "
+                f"({counted.get('files_with_depicts', 0)} with depicts; sha256 {str(counted.get('sha256', ''))[:12]})")
+    if kind == "whole dump":
+        return "the whole MediaInfo dump (the paper counts in its training split)"
+    return str(kind) if kind else "not recorded (built before this was recorded)"
 
 
 def _languages(option: Optional[str], obj: CliContext) -> Sequence[str]:
@@ -169,6 +194,7 @@ def info(obj: CliContext, directory: Optional[Path], as_json: bool) -> None:
     click.echo(f"hash:      {label_set.content_hash}")
     click.echo(f"items:     {len(label_set)} kept, {counts.get('nodes', 0)} known with ancestors")
     click.echo(f"f:         {label_set.min_freq} (counts accumulated over {manifest.get('max_hops')} hops)")
+    click.echo(f"counted:   {counted_on_text(manifest)}")
     aliases = " (with aliases)" if manifest.get("with_aliases") else ""
     click.echo(f"languages: {', '.join(label_set.languages)}{aliases}")
     for source in manifest.get("sources", []):

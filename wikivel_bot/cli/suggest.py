@@ -83,7 +83,8 @@ def suggest(
     from wikivel_bot.linker.decode_budget import pixel_batches
     from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
 
-    linker = create_linker(settings.name, settings)
+    images = obj.item_images(settings.name, progress=not as_json)
+    linker = create_linker(settings.name, settings, item_image_loader=images)
     index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
     rules = rules_from_settings(settings, top_k, safety=obj.settings.safety)
     verbose = max(verbose, obj.verbose)
@@ -165,7 +166,7 @@ def _as_json(description: Any, label_set: Any, index: Any, files: Sequence[dict]
         "random_weights": description.random_weights,
         "warnings": list(description.warnings),
         "label_set": {"hash": label_set.content_hash, "items": len(label_set.qids)},
-        "index": {"path": index.path, "reused": index.reused},
+        "index": {"path": index.path, "reused": index.reused, "notes": list(index.notes)},
         "files": list(files),
     }
 

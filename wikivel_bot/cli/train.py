@@ -50,8 +50,10 @@ def dataset() -> None:
               help="Commons MediaInfo JSON dump (commons-YYYYMMDD-mediainfo.json.bz2): the depicts items.")
 @click.option("--pages-dump", required=True, type=_FILE,
               help="Commons pages dump (commonswiki-YYYYMMDD-pages-articles.xml.bz2): titles, descriptions, categories.")
-@click.option("--labels", "labels_dir", required=True, type=_DIR,
-              help="Label set (`wikivel-bot labels build`); ground truth is mapped through its frequency filter.")
+@click.option("--labels", "labels_dir", type=_DIR,
+              help="Label set (`wikivel-bot labels build`); ground truth is mapped through its frequency filter. "
+                   "Without it only OUT/splits/*.txt are written: count f on OUT/splits/train.txt "
+                   "(`labels build --count-files`, as the paper does) and run this again with --labels.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Dataset directory to write.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Shuffle seed (same seed, same splits).")
@@ -69,17 +71,19 @@ def dataset() -> None:
               help="As for `labels build`.")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
-def build(mediainfo_dump: Path, pages_dump: Path, labels_dir: Path, out_dir: Path, seed: int, split_text: str,
+def build(mediainfo_dump: Path, pages_dump: Path, labels_dir: Optional[Path], out_dir: Path, seed: int, split_text: str,
           max_files: Optional[int], published: Optional[Path], category_filters: Optional[Path], languages: str,
           workers: Optional[int], decompressor: str, force: bool, progress: Optional[bool]) -> None:
     """Build the dataset from the Commons dumps: .jpg/.jpeg/.png/.svg files with at least one
-    depicts item, non-descriptive categories removed, items mapped through the label set,
-    shuffled and split 80/10/10 by file, P18 images removed from the test split.
+    depicts item, non-descriptive categories removed, shuffled and split 80/10/10 by file,
+    then items mapped through the label set, P18 images removed from the test split.
 
     \b
+    The paper's order (f counted on the training split, §3.2):
     wikivel-bot dataset build --mediainfo-dump commons-20231107-mediainfo.json.bz2 \\
-        --pages-dump commonswiki-20231101-pages-articles.xml.bz2 --labels labels-f10 \\
-        --max-files 1000000 --out data/wikivel
+        --pages-dump commonswiki-20231101-pages-articles.xml.bz2 --max-files 1000000 --out data/wikivel
+    wikivel-bot labels build ... --count-files data/wikivel/splits/train.txt --out labels-f10
+    wikivel-bot dataset build ... --labels labels-f10 --max-files 1000000 --out data/wikivel
     """
     from wikivel_bot.labels import load_label_set
     from wikivel_bot.labels.parallel import default_workers
@@ -90,6 +94,13 @@ def build(mediainfo_dump: Path, pages_dump: Path, labels_dir: Path, out_dir: Pat
                            workers=workers or default_workers(), decompressor=decompressor,
                            category_filters=category_filters, published=published, progress=_show(progress),
                            force=force)
+    if labels_dir is None:
+        done = build_dataset(mediainfo_dump, pages_dump, None, out_dir, options)
+        sizes = ", ".join(f"{k} {v}" for k, v in done["splits"].items())
+        click.echo(f"wrote {done['splits_dir']}/ (files per split before the frequency filter: {sizes})")
+        click.echo(f"next: wikivel-bot labels build ... --count-files {done['splits_dir']}/train.txt --out LABELS; "
+                   "then this command again with --labels LABELS")
+        return
     label_set = load_label_set(labels_dir)
     card = build_dataset(mediainfo_dump, pages_dump, label_set, out_dir, options, labels_path=str(labels_dir.resolve()))
     _echo_card(card)
@@ -100,6 +111,10 @@ def _echo_card(card: Any) -> None:
     from wikivel_bot.train.dataset import card_tables
 
     click.echo(card_tables(card), nl=False)
+    labels = card.get("labels", {})
+    if "counted_on_train_split" in labels and not labels["counted_on_train_split"]:
+        click.echo("note: the label set's f was not counted on this training split (the paper counts it there, "
+                   "§3.2): see `labels build --count-files`")
     filtering = card.get("filtering", {})
     shown = ", ".join(f"{k} {v}" for k, v in filtering.items() if not isinstance(v, dict))
     click.echo(f"filtering: {shown}")
@@ -124,6 +139,48 @@ def synthetic(out_dir: Path, n_files: int, seed: int, force: bool) -> None:
     card = make_synthetic(out_dir, n_files, seed, force=force)
     _echo_card(card)
     click.echo(f"wrote {out_dir} (synthetic)")
+
+
+@dataset.command("import-published")
+@click.option("--published", "published_dir", required=True, type=_DIR,
+              help="The published dataset's directory (with commons_images/ and frequent_wikidata_items/).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Dataset directory to write (labels/, manifest, card, images/items/).")
+@click.option("--min-freq", type=click.IntRange(min=0), default=10, show_default=True,
+              help="The f the published items were filtered with (recorded, not applied again).")
+@click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
+def import_published_command(published_dir: Path, out_dir: Path, min_freq: int, force: bool) -> None:
+    """Take the published Wiki-VEL dataset as it is: its items (already promoted, §3.2) are
+    the label set, its splits and ground truth are kept, nothing is re-derived from dumps.
+    Train and evaluate with --images PUBLISHED/commons_images."""
+    from wikivel_bot.train.published import import_published
+
+    card = import_published(published_dir, out_dir, force=force, min_freq=min_freq)
+    _echo_card(card)
+    click.echo(f"wrote {out_dir} (images: --images {published_dir / 'commons_images'})")
+
+
+@dataset.command("reproduce-synthetic")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Working directory (synthetic data, its published-layout copy, runs, report.md).")
+@click.option("--files", "n_files", type=click.IntRange(min=60), default=1200, show_default=True,
+              help="Synthetic files.")
+@click.option("--epochs", type=click.IntRange(min=1), default=30, show_default=True, help="Epochs per model.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the data and the training.")
+@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True, help="torch CPU threads.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
+def reproduce_synthetic_command(out_dir: Path, n_files: int, epochs: int, seed: int, threads: int,
+                                progress: Optional[bool]) -> None:
+    """Check the whole reproduction route here, offline: a synthetic dataset written in the
+    published layout and read back as published, MLP/TE Naive CLIP and CLIP Fusion trained
+    (tiny random-init CLIP, CPU), every model and baseline evaluated, and every Table 4 row
+    printed beside the paper's numbers. The figures are synthetic and say so."""
+    from wikivel_bot.train.reproduce import ReproduceOptions, reproduce_synthetic
+
+    done = reproduce_synthetic(out_dir, ReproduceOptions(files=n_files, seed=seed, epochs=epochs, threads=threads,
+                                                         progress=_show(progress)))
+    click.echo(done.table(), nl=False)
+    click.echo(f"wrote {out_dir / 'report.md'} and results.json ({done.seconds:.0f} s)")
 
 
 @dataset.command("fetch")

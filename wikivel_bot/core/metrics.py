@@ -7,14 +7,11 @@ P31 ∪ P279 (``ancestors_of(g)[p] <= n``): predicting *mammal* for a photo of a
 correct at hop 2. Only ancestors earn credit, never descendants: a guess more specific than
 the truth is not known to be right.
 
-Two notions of "correct" are used, and the difference matters only when hops > 0:
-
-* a prediction is **correct** when it matches *any* truth item (Recall@k, Precision@k, MRR);
-* a prediction **credits** a truth item when it enlarges the maximum one-to-one matching
-  between the predictions so far and the truth items (Diversity Recall@k, mAP@k, nDCG@k).
-  At hop 0 this is simply "a correct prediction that is not a repeat". With hop credit it
-  stops one generic item (*human*) from counting once for every person in the picture, and
-  keeps DivR, AP and nDCG within [0, 1].
+What counts, in the paper's words (§4.4: "the percentage of predictions matching *any*
+relevant item"): a prediction is **correct** when it matches any truth item within the hop
+limit. Every metric counts correct predictions; none asks for a one-to-one matching, so a
+generic item (*human*) is correct once, at its rank, and **covers** every person of the
+picture it stands for. Diversity Recall counts the truth items covered.
 
 A repeated item in a ranking is never correct at its later positions.
 
@@ -24,9 +21,9 @@ Worked example, used throughout (and checked in ``tests/test_metrics.py``)::
     ranking     1 Q5 human, 2 Q729 animal, 3 Q144 dog, 4 Q7377 mammal, 5 Q146 house cat
     hierarchy   Q146 -> Q7377 (1 hop) -> Q729 (2 hops); Q144 -> Q7377 (1) -> Q729 (2)
 
-    hops 0: correct ranks {3, 5}; credited ranks {3, 5}
-    hops 2: correct ranks {2, 3, 4, 5}; credited ranks {2, 3}
-            (animal takes one of the two, dog the other; mammal and cat add nothing new)
+    hops 0: correct ranks {3, 5}; truth items first covered at ranks 3, 5
+    hops 2: correct ranks {2, 3, 4, 5}; truth items first covered at ranks 2, 2
+            (animal at rank 2 stands for both; the rest are correct but cover nothing new)
 
 Definitions, at cut-off k, for one file (means over files are taken by the caller). The
 paper states them in one sentence each; the readings below are the ones its Table 4 allows:
@@ -36,19 +33,22 @@ hit rate and Diversity Recall divides by min(k, |truth|).
 * ``Recall@k`` = 1 if some prediction in the top k is correct, else 0 (the paper's "proportion
   of relevant items retrieved within the top-k"; equal to ``Hits@k`` of seed 003).
   Example: R@1 = 0, R@3 = 1 at hop 0; R@2 = 1 at hop 2.
-* ``DivR@k`` = truth items credited in the top k / min(k, |truth|) ("percentage of the
-  relevant items matched"; the min() makes DivR@1 = R@1, as in the paper's Table 4).
-  Example hop 0: DivR@1 = 0/1 = 0, DivR@3 = 1/2 = 0.5, DivR@5 = 2/2 = 1.
-* ``AP@k`` = (1 / min(k, |truth|)) · Σ over credited ranks r ≤ k of (credited up to r) / r.
-  Example hop 0: AP@5 = (1/3 + 2/5) / 2 = 0.36667; hop 2: AP@5 = (1/2 + 2/3) / 2 = 0.58333.
-  mAP@k is its mean over files.
+* ``DivR@k`` = truth items covered by the top k / min(k, |truth|), at most 1 ("percentage of
+  the relevant items matched"; the min() makes DivR@1 = R@1, as in the paper's Table 4).
+  Example hop 0: DivR@1 = 0/1 = 0, DivR@3 = 1/2 = 0.5, DivR@5 = 2/2 = 1; hop 2: DivR@2 = 1.
+* ``AP@k`` = Σ over correct ranks r ≤ k of (correct up to r) / r, divided by
+  max(min(k, |truth|), correct in the top k). At hop 0 the correct predictions are distinct
+  truth items, so the divisor is min(k, |truth|) as usual; with hop credit more predictions
+  than truth items can be correct and the larger divisor keeps AP in [0, 1].
+  Example hop 0: AP@5 = (1/3 + 2/5) / 2 = 0.36667; hop 2: AP@5 = (1/2 + 2/3 + 3/4 + 4/5) / 4
+  = 0.67917. mAP@k is its mean over files.
 * ``P@k`` = correct predictions in the top k / number of predictions in the top k (the
   predictions given, when fewer than k). Example hop 0: P@5 = 2/5; hop 2: P@5 = 4/5.
 * ``RR`` = 1 / rank of the first correct prediction in the whole ranking, 0 when none (MRR is
   its mean). Example: 1/3 at hop 0, 1/2 at hop 2.
-* ``nDCG@k`` = DCG@k / IDCG@k with binary gains on credited ranks, DCG = Σ 1/log2(r + 1)
+* ``nDCG@k`` = DCG@k / IDCG@k with binary gains on correct ranks, DCG = Σ 1/log2(r + 1)
   (seed 004's (2^rel − 1)/log2(i + 1) with rel ∈ {0, 1}); the ideal ranking puts
-  min(k, |truth|) credited items first. Example hop 0, k = 5:
+  max(min(k, |truth|), correct in the top k) correct items first (the divisor of AP). Example hop 0, k = 5:
   (1/log2 4 + 1/log2 6) / (1/log2 2 + 1/log2 3) = (0.5 + 0.38685) / (1 + 0.63093) = 0.54378.
 """
 
@@ -70,8 +70,9 @@ class Hits:
     """Where the correct predictions of one ranking sit, at one hop level.
 
     :param correct: 1-based ranks of predictions matching any truth item, ascending.
-    :param credited: 1-based ranks where the one-to-one matching grows, ascending (a subset
-        of ``correct`` that starts with the same rank).
+    :param credited: for each truth item covered, the rank that covers it first, ascending
+        (a rank appears once per truth item it covers first: *human* covering two people
+        at rank 1 gives ``(1, 1)``).
     :param n_truth: number of distinct truth items (at least 1).
     :param n_predictions: length of the ranking.
     """
@@ -81,22 +82,28 @@ class Hits:
     n_truth: int
     n_predictions: int
 
+    def _covered_within(self, k: int) -> int:
+        return bisect_right(self.credited, k)
+
     def recall(self, k: int) -> float:
         """Recall@k (= Hits@k): 1.0 when a correct prediction is in the top ``k``."""
         return 1.0 if self.correct and self.correct[0] <= k else 0.0
 
     def diversity_recall(self, k: int) -> float:
-        """Diversity Recall@k: credited truth items in the top ``k`` / min(k, |truth|)."""
-        return bisect_right(self.credited, k) / min(k, self.n_truth)
+        """Diversity Recall@k: truth items covered in the top ``k`` / min(k, |truth|), at most 1."""
+        size = min(k, self.n_truth)
+        return min(self._covered_within(k), size) / size
 
     def average_precision(self, k: int) -> float:
-        """AP@k: precision at each credited rank up to ``k``, summed, / min(k, |truth|)."""
+        """AP@k: precision at each correct rank up to ``k``, summed, / max(min(k, |truth|), correct)."""
         total = 0.0
-        for found, rank in enumerate(self.credited, start=1):
+        found = 0
+        for found, rank in enumerate(self.correct, start=1):
             if rank > k:
+                found -= 1
                 break
             total += found / rank
-        return total / min(k, self.n_truth)
+        return total / max(min(k, self.n_truth), found)
 
     def precision(self, k: int) -> float:
         """P@k: correct predictions among the top ``k`` given (0.0 for an empty ranking)."""
@@ -108,13 +115,15 @@ class Hits:
         return 1.0 / self.correct[0] if self.correct else 0.0
 
     def ndcg(self, k: int) -> float:
-        """nDCG@k with binary gains on credited ranks."""
+        """nDCG@k with binary gains on correct ranks."""
         dcg = 0.0
-        for rank in self.credited:
+        found = 0
+        for rank in self.correct:
             if rank > k:
                 break
+            found += 1
             dcg += _discount(rank)
-        return dcg / _ideal_dcg(min(k, self.n_truth))
+        return dcg / _ideal_dcg(max(min(k, self.n_truth), found))
 
     def values(self, ks: Sequence[int]) -> List[float]:
         """All of the above in one pass, for scoring many files fast.
@@ -131,25 +140,23 @@ class Hits:
         average: List[float] = []
         precise: List[float] = []
         gain: List[float] = []
-        credited, correct = self.credited, self.correct
-        next_credited = next_correct = found = 0
+        correct = self.correct
+        next_correct = 0
         ap_sum = dcg = 0.0
         for k in ks:
-            while next_credited < len(credited) and credited[next_credited] <= k:
-                rank = credited[next_credited]
-                found += 1
-                ap_sum += found / rank
-                dcg += _discount(rank)
-                next_credited += 1
             while next_correct < len(correct) and correct[next_correct] <= k:
+                rank = correct[next_correct]
                 next_correct += 1
+                ap_sum += next_correct / rank
+                dcg += _discount(rank)
             size = min(k, self.n_truth)
+            divisor = max(size, next_correct)
             shown = min(k, self.n_predictions)
             recall.append(1.0 if first <= k else 0.0)
-            diverse.append(found / size)
-            average.append(ap_sum / size)
+            diverse.append(min(self._covered_within(k), size) / size)
+            average.append(ap_sum / divisor)
             precise.append(next_correct / shown)  # shown >= first >= 1 here
-            gain.append(dcg / _ideal_dcg(size))
+            gain.append(dcg / _ideal_dcg(divisor))
         return recall + diverse + average + precise + gain + [1.0 / first]
 
 
@@ -222,32 +229,16 @@ class RankingMatch:
         """The :class:`Hits` of this ranking when credit reaches ``hops`` hops."""
         correct: List[int] = []
         credited: List[int] = []
-        owner: Dict[int, int] = {}  # truth position -> index into `options` that holds it
-        options: List[List[int]] = []
+        seen: Set[int] = set()
         for rank, matches in self._edges:
-            reachable = sorted(p for p, h in matches.items() if h <= hops)
+            reachable = [p for p, h in matches.items() if h <= hops]
             if not reachable:
                 continue
             correct.append(rank)
-            options.append(reachable)
-            # Adding one prediction grows a maximum matching by one exactly when an
-            # augmenting path starts at it (Berge); Kuhn's search finds one if it exists.
-            if _augment(len(options) - 1, options, owner, set()):
-                credited.append(rank)
+            before = len(seen)
+            seen.update(reachable)
+            credited.extend([rank] * (len(seen) - before))
         return Hits(tuple(correct), tuple(credited), self.n_truth, self.n_predictions)
-
-
-def _augment(node: int, options: List[List[int]], owner: Dict[int, int], visited: Set[int]) -> bool:
-    # Recursion depth is bounded by |truth| (a handful), so no explicit stack is needed.
-    for target in options[node]:
-        if target in visited:
-            continue
-        visited.add(target)
-        holder = owner.get(target)
-        if holder is None or _augment(holder, options, owner, visited):
-            owner[target] = node
-            return True
-    return False
 
 
 def hits(

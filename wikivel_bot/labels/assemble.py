@@ -67,6 +67,7 @@ def assemble(
     keep_files: bool = False,
     sources: Sequence[Mapping[str, Any]] = (),
     report: Optional[Mapping[str, Any]] = None,
+    counted_on: Optional[Mapping[str, Any]] = None,
 ) -> LabelSet:
     """Build the label set (in memory) from collected data.
 
@@ -80,6 +81,9 @@ def assemble(
     :param keep_files: store every file's depicts after filtering (``files.arrow``).
     :param sources: descriptions of the dumps or API read, for the manifest.
     :param report: reader counters (lines, malformed lines, ...) for the manifest.
+    :param counted_on: which files the depicts counts (``collected.direct``) were counted on,
+        recorded as the manifest's ``counted_on`` (``labels info`` shows it); default
+        ``{"kind": "given counts"}``.
     """
     texts = _unique_texts(collected.texts)
     text_qids = texts.column("qid").to_numpy()
@@ -178,6 +182,7 @@ def assemble(
         min_freq=min_freq, languages=languages, with_aliases=with_aliases,
         sources=sources, report=report,
     )
+    manifest["counted_on"] = dict(counted_on) if counted_on is not None else {"kind": "given counts"}
     arrays = {
         "closure_offsets": closure_arrays[0],
         "closure_ancestors": closure_arrays[1].astype(np.int32),
@@ -301,6 +306,7 @@ def label_set_from_records(
     blocklist: Iterable[str] = (),
     allowlist: Iterable[str] = (),
     p31_blocklist: Iterable[str] = (),
+    counted_on: Optional[Mapping[str, Any]] = None,
 ) -> LabelSet:
     """A small label set in memory from item records (for tests and tools).
 
@@ -308,12 +314,16 @@ def label_set_from_records(
         "image": "", "aliases": [], "p31": ["Q55983715"], "p279": ["Q39201"]}`` (only ``qid``
         is required; QIDs as strings) or :class:`ItemFields`.
     :param counts: direct depicts counts by QID. Without counts every record is an input and,
-        with ``min_freq <= 0``, every record with a label is kept.
+        with ``min_freq <= 0``, every record with a label is kept. A count of 0 marks an item
+        that is depicted somewhere but not in the files counted (e.g. only outside the
+        training split): it may be kept through its descendants' counts; an item missing
+        from ``counts`` is never depicted and is never kept with f >= 1 (§3.1).
     :param min_freq: threshold f; with counts and f >= 1 the §3.2 rules apply.
     :param languages: recorded in the manifest.
     :param blocklist: QIDs never kept; ``allowlist``: QIDs kept despite their P31 class.
     :param p31_blocklist: non-depictable classes (none by default: every record counts; pass
         ``wikivel_bot.labels.lists.default_p31_blocklist()`` numbers as "Q..." to apply them).
+    :param counted_on: recorded in the manifest (see :func:`assemble`).
     """
     blocked = frozenset(qid_number(q) for q in p31_blocklist)
     fields = [_as_fields(record, blocked) for record in records]
@@ -321,7 +331,7 @@ def label_set_from_records(
     if counts is None:
         inputs, direct = qids, np.zeros(qids.size, dtype=np.int64)
     else:
-        pairs = [(qid_number(q), int(c)) for q, c in counts.items() if int(c) > 0]
+        pairs = [(qid_number(q), int(c)) for q, c in counts.items() if int(c) >= 0]
         inputs = np.asarray([p[0] for p in pairs], dtype=np.int64)
         direct = np.asarray([p[1] for p in pairs], dtype=np.int64)
     collected = Collected(texts=texts_table(fields), edges=edges_of(fields), inputs=inputs, direct=direct,
@@ -335,6 +345,7 @@ def label_set_from_records(
         blocklist=[qid_number(q) for q in blocklist],
         allowlist=[qid_number(q) for q in allowlist],
         sources=[{"kind": "records", "items": len(fields)}],
+        counted_on=counted_on,
     )
 
 

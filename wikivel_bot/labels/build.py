@@ -18,6 +18,7 @@ a few blocks per worker, however large the dumps are.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tempfile
 import time
@@ -219,6 +220,25 @@ def select_reachable(spill: Spill, inputs: np.ndarray, levels: int) -> Tuple[np.
     return edges, within
 
 
+def _count_on(file_rows: Tuple[np.ndarray, np.ndarray, np.ndarray], inputs: np.ndarray,
+              count_pages: Sequence[int], source: str) -> Tuple[np.ndarray, Dict[str, Any]]:
+    """Depicts counts of ``inputs`` over the listed pages only, and the manifest entry."""
+    pages = np.unique(np.asarray(count_pages, dtype=np.int64))
+    mask = np.isin(file_rows[0], pages)
+    counted, counts = np.unique(file_rows[1][mask], return_counts=True)
+    direct = np.zeros(inputs.size, dtype=np.int64)
+    direct[np.searchsorted(inputs, counted)] = counts
+    entry = {"kind": "files", "name": source, "files": int(pages.size),
+             "files_with_depicts": int(np.unique(file_rows[0][mask]).size), "sha256": page_ids_digest(pages)}
+    return direct, entry
+
+
+def page_ids_digest(page_ids: Iterable[int]) -> str:
+    """The ``sha256`` a label set records for the files it counted on (sorted unique ids)."""
+    pages = np.unique(np.asarray(list(page_ids), dtype=np.int64))
+    return hashlib.sha256(pages.astype("<i8").tobytes()).hexdigest()
+
+
 @dataclass
 class BuildResult:
     label_set: LabelSet
@@ -244,6 +264,8 @@ def build_from_dumps(
     keep_files: bool = False,
     overwrite: bool = False,
     spill_dir: Optional[Path] = None,
+    count_pages: Optional[Sequence[int]] = None,
+    count_source: str = "",
 ) -> BuildResult:
     """Read the dumps, filter, and write the label set to ``out_dir`` (None: do not write).
 
@@ -262,6 +284,10 @@ def build_from_dumps(
     :param keep_files: also store every file's depicts after filtering.
     :param overwrite: replace an existing set in ``out_dir``.
     :param spill_dir: where the temporary spill goes (default: next to ``out_dir``).
+    :param count_pages: count the depicts statements of these page ids only (paper §3.2: f
+        is counted "in the training split"); every depicted item of the whole dump still
+        needs an outcome and may be kept (§3.1). None counts the whole dump.
+    :param count_source: name of the list ``count_pages`` came from (for the manifest).
     :raises DumpError: an unreadable or truncated dump.
     """
     if (mediainfo_dump is None) == (qids is None):
@@ -285,8 +311,12 @@ def build_from_dumps(
             reports.append(report)
             sources.append(source_entry(Path(mediainfo_dump), "mediainfo-dump"))
             inputs, direct = np.unique(file_rows[1], return_counts=True)
+            counted_on = {"kind": "whole dump"}
+            if count_pages is not None:
+                direct, counted_on = _count_on(file_rows, inputs, count_pages, count_source)
         else:
             min_freq = 0
+            counted_on = {"kind": "listed items (no counts)"}
             inputs = np.unique(np.asarray(qids, dtype=np.int64))
             direct = np.zeros(inputs.size, dtype=np.int64)
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="wikivel-spill-", dir=parent))
@@ -307,7 +337,7 @@ def build_from_dumps(
     label_set = assemble(
         collected, min_freq=min_freq, languages=languages, with_aliases=with_aliases,
         p31_blocklist=blocked, blocklist=blocklist, allowlist=allowlist, keep_files=keep_files, sources=sources,
-        report={r.kind: r.as_dict() for r in reports},
+        report={r.kind: r.as_dict() for r in reports}, counted_on=counted_on,
     )
     path = None
     if out_dir is not None:

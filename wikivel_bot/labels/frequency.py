@@ -6,7 +6,11 @@ ancestor within 3 hops, each such item once however many paths lead to i: "human
 rarely depicted as such, but reaches the threshold through the people who are.
 
 Selection with threshold f >= 1: an item is **kept** when it is eligible (in the Wikidata
-dump, has a label, not removed as non-depictable) and its accumulated count reaches f. A
+dump, has a label, not removed as non-depictable), is itself depicted at least once (§3.1:
+"Items that are never annotated as depicted across the entire Commons dump are discarded
+completely") and its accumulated count reaches f. So an abstract ancestor that no file ever
+depicts directly ("entity") is neither a candidate nor a replacement, however many
+descendants it accumulates; "human" is, because some files do depict it directly. A
 depicted item that is not kept is **replaced** by its kept ancestors at the smallest hop
 distance that has any (so a rare cat becomes "house cat", not "animal"), or **dropped** when
 no ancestor within 3 hops is kept. Non-depictable items are dropped, never replaced: their
@@ -111,7 +115,9 @@ def select(
     :param hierarchy: the closure over the nodes.
     :param direct: direct depicts counts per node.
     :param reason: from :func:`eligibility`.
-    :param is_input: the node was depicted (or listed by the user): it needs an outcome.
+    :param is_input: the node was depicted (or listed by the user): it needs an outcome. With
+        f >= 1 only inputs can be kept (or replace another item): the depicted-at-least-once
+        rule of §3.1.
     :param min_freq: the threshold f.
     """
     n = hierarchy.n_nodes
@@ -121,7 +127,7 @@ def select(
     if min_freq <= 0:
         kept = eligible & is_input
     else:
-        kept = eligible & (accumulated >= min_freq)
+        kept = eligible & is_input & (accumulated >= min_freq)
     reason = reason.copy()
     reason[eligible & ~kept] = REASON_BELOW
     reason[kept] = REASON_NONE

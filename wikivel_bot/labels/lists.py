@@ -49,3 +49,25 @@ def default_p31_blocklist() -> FrozenSet[int]:
     """Classes whose instances are not depictable (``data/non_depictable_p31.tsv``)."""
     text = resources.files("wikivel_bot.labels").joinpath("data/non_depictable_p31.tsv").read_text("utf-8")
     return frozenset(parse_qid_lines(text.splitlines(), "non_depictable_p31.tsv"))
+
+
+def read_page_id_file(path: Union[str, Path]) -> List[int]:
+    """Commons page ids listed one per line (``123`` or ``M123``; ``#`` starts a comment),
+    e.g. a dataset's ``splits/train.txt``.
+
+    :raises UsageError: unreadable file or a line that is not a page id.
+    """
+    try:
+        lines = Path(path).read_text("utf-8").splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read page id list {path}: {exc.strerror or exc}") from None
+    out: List[int] = []
+    for number, line in enumerate(lines, start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        digits = text[1:] if text[:1] in ("M", "m") else text
+        if not digits.isdigit():
+            raise UsageError(f"{path}:{number}: not a Commons page id: {text!r}")
+        out.append(int(digits))
+    return out

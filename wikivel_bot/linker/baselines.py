@@ -1,7 +1,13 @@
 """The paper's two baselines (Table 4): they ignore the image and use depicts frequency only.
 
-``top-k``: always the most frequent items; the score is the item's share of all depicts
-counts. ``random-freq``: a sample without replacement with probability proportional to
+Frequencies (§4.4: "probability equal to their frequency in the train split"; top-k: "the
+most frequent ones in the train split") are the training split's ground-truth counts *after*
+promotion, stored with the dataset (``train_counts.json``) and handed over with
+:meth:`FrequencyLinker.set_frequencies`: *human*, ground truth almost only through the people
+promoted to it, is then the most frequent item, as in the paper's Table 2. Without a dataset
+(``suggest --linker top-k``) the label set's own depicts counts stand in, with a warning.
+
+``top-k``: always the most frequent items; the score is the item's share of all counts. ``random-freq``: a sample without replacement with probability proportional to
 frequency, seeded per file so a rerun proposes the same; the score is the item's sampling key
 ``u ** (1 / w)`` (Efraimidis & Spirakis), whose top-k *is* such a sample — so the ranking
 rules, which sort by score and fetch more than k, keep it a weighted sample instead of
@@ -10,7 +16,7 @@ collapsing it into top-k. No torch: these run wherever the rest of the bot runs.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -37,6 +43,17 @@ class FrequencyLinker:
         self._share = np.zeros(0)
         self._order = np.zeros(0, dtype=np.int64)
         self._notes: Tuple[str, ...] = ()
+        self._given: Optional[Mapping[str, int]] = None
+        self._given_source = ""
+
+    def set_frequencies(self, counts: Mapping[str, int], source: str) -> None:
+        """Rank by these counts (QID -> files) instead of the label set's; call before ``attach``.
+
+        :param counts: e.g. a dataset's training-split counts after promotion.
+        :param source: where they come from, shown in the linker's warnings/notes.
+        """
+        self._given = dict(counts)
+        self._given_source = source
 
     @property
     def description(self) -> LinkerDescription:
@@ -59,19 +76,28 @@ class FrequencyLinker:
     def attach(self, label_set: LabelSetView, cache_dir: str = "", progress: bool = False) -> IndexInfo:
         """Read every item's frequency (nothing is cached: it is one pass over the set).
 
-        The paper's baselines rank by how often each item is itself depicted. A label set's
-        ``frequency`` accumulates counts over 3 hops, which would put generic ancestors
-        ("entity", "object") first; its own ``direct_frequency`` is used where it has one.
+        With :meth:`set_frequencies` those counts are used (items they lack count 0).
+        Otherwise the label set's: a set's ``frequency`` accumulates counts over 3 hops, which
+        would put generic ancestors first, so its own ``direct_frequency`` is used where it
+        has one — before promotion, hence the warning.
         """
-        count_of = getattr(label_set, "direct_frequency", label_set.frequency)
-        counts = np.fromiter((count_of(q) for q in label_set.qids), dtype=np.float64, count=len(label_set.qids))
-        total = counts.sum()
         notes: Tuple[str, ...] = ()
+        if self._given is not None:
+            given = self._given
+            counts = np.fromiter((given.get(q, 0) for q in label_set.qids), dtype=np.float64,
+                                 count=len(label_set.qids))
+            notes = (f"frequencies: {self._given_source}",)
+        else:
+            count_of = getattr(label_set, "direct_frequency", label_set.frequency)
+            counts = np.fromiter((count_of(q) for q in label_set.qids), dtype=np.float64, count=len(label_set.qids))
+            notes = ("frequencies: the label set's own depicts counts, before promotion (the paper uses the "
+                     "training split's after promotion: evaluate with a dataset)",)
+        total = counts.sum()
         if total <= 0:
             # A set without counts: every item equally likely, the order is the set's own.
             counts = np.ones_like(counts)
             total = counts.sum()
-            notes = ("label set has no depicts counts: frequency baselines fall back to uniform",)
+            notes = notes + ("no depicts counts: frequency baselines fall back to uniform",)
         self._share = counts / total if len(counts) else counts
         # Stable sort: equal counts keep label-set order on every run.
         self._order = np.argsort(-self._share, kind="stable")

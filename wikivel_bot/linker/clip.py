@@ -51,6 +51,8 @@ BUILD_BLOCK = 65_536
 CPU_FP32_BYTES = 1 << 30
 
 RANDOM_WARNING = "random weights (--weights random): the backbone is untrained, suggestions are meaningless"
+# Naive CLIP's item text (§4.1), which the paper's zero-shot row encodes as is.
+PAPER_ITEM_TEXTS = ("{label}, {description}", "{label}")
 
 
 def build_clip_linker(
@@ -84,6 +86,10 @@ def build_clip_linker(
         heads = heads.to(backbone.device).eval()
     elif settings.checkpoint:
         warnings.append(f"checkpoint ignored: linker {spec.name} has no head")
+    if spec.item_text not in PAPER_ITEM_TEXTS:
+        # Named wherever the linker's warnings are shown, so a prompt is never silent.
+        warnings.append(f"item text prompt {spec.item_text!r} (the paper encodes '{{label}}, {{description}}' "
+                        "without a prompt)")
     return ClipLinker(spec, settings, backbone, heads, checkpoint, tuple(warnings), item_image_loader)
 
 
@@ -119,6 +125,8 @@ class ClipLinker:
         self._label_set: Optional[LabelSetView] = None
         self._items: Any = None
         self._index_notes: Tuple[str, ...] = ()
+        # Items with a P18 name, and those whose image was encoded, in the last index build.
+        self._item_images = [0, 0]
 
     @property
     def description(self) -> LinkerDescription:
@@ -187,6 +195,10 @@ class ClipLinker:
         notes = []
         if self.spec.uses_item_images and self.item_image_loader is None:
             notes.append("item images not used: no item image source, the item side is text only")
+        elif self.spec.uses_item_images and not cached.reused:
+            named, used = self._item_images
+            notes.append(f"item images: {used} of {named} P18 images encoded"
+                         + (f"; {named - used} missing or broken, those items are text only" if named > used else ""))
         self._index_notes = tuple(notes)
         return IndexInfo(
             items=n, dim=self.backbone.embed_dim, path=str(cached.path), reused=cached.reused,
@@ -230,6 +242,7 @@ class ClipLinker:
         if self.item_image_loader is not None:
             names = {i: label_set.images[i] for i in range(start, stop) if label_set.images[i]}
             found = self.item_image_loader(sorted(set(names.values()))) if names else {}
+            self._item_images[0] += len(names)
             decoded, rows = [], []
             for i, name in names.items():
                 if name not in found:
@@ -239,6 +252,7 @@ class ClipLinker:
                     rows.append(i - start)
                 except FileUnavailable as exc:
                     log.info("item image %s skipped: %s", name, exc)
+            self._item_images[1] += len(rows)
             if rows:
                 index = torch.tensor(rows, device=text.device)
                 image[index] = encode_images(self.backbone, decoded, self.settings.batch_size)

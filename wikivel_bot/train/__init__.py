@@ -14,13 +14,17 @@ Public API::
 
 Modules, one concept each::
 
-    dataset.py     manifest + card on disk; mapping, split, leakage removal (pure: no torch)
+    dataset.py     manifest + card on disk; mapping, leakage removal (pure: no torch)
+    splits.py      the seeded split, drawn before the frequency filter (splits/*.txt)
+    counts.py      train-split item counts after promotion; where f was counted
     categories.py  which Commons categories describe the image (patterns as data)
     pages.py       streaming the pages XML dump; description and category links
     builder.py     the dumps -> a dataset (``dataset build``)
     shards.py      tar shards (WebDataset layout) and the image store
     fetch.py       polite thumbnail downloads into shards (``dataset fetch``)
     synthetic.py   a generated, learnable stand-in dataset (``dataset synthetic``)
+    published.py   the published dataset's layout, read as it is (``dataset import-published``)
+    reproduce.py   every Table 4 row end to end on synthetic data (``dataset reproduce-synthetic``)
     embeddings.py  frozen-encoder embeddings cached per (backbone, weights, data)
     targets.py     in-batch loss targets: shared items, hop-weighted relatives
     losses.py      relaxed multi-positive contrastive loss, hinge triplet loss

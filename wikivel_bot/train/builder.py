@@ -5,8 +5,15 @@
 2. The pages dump is streamed; File pages that are wanted and end in .jpg, .jpeg, .png or
    .svg (any case) are parsed: description and categories, the non-descriptive categories
    filtered out (``categories.py``).
-3. ``dataset.write_dataset`` maps the items through the label set's frequency filter,
-   shuffles, samples, splits 80/10/10 and removes P18 images from the test split.
+3. ``dataset.write_dataset`` shuffles, samples and splits 80/10/10 (``splits/*.txt``), then
+   maps the items through the label set's frequency filter (dropping files left without an
+   item) and removes P18 images from the test split.
+
+The paper counts f on the training split (§3.2), so the label set depends on the split: run
+``dataset build`` once without a label set (``label_set=None``: it writes ``splits/`` only),
+``labels build --count-files OUT/splits/train.txt``, then ``dataset build`` with that set.
+The same dumps and seed give the same split, and the card says whether the set was counted
+on it (``labels.counted_on_train_split``).
 
 With ``published`` (the directory of the published dataset's ``commons_images``), the
 split of each file is the one the published dataset gives it, so results can be compared
@@ -27,10 +34,12 @@ from wikivel_bot.train.categories import CategoryFilter, load_filter
 from wikivel_bot.train.dataset import (
     DEFAULT_FRACTIONS,
     SPLITS,
+    SPLITS_DIR,
     BuildCounts,
     FileRecord,
-    map_items,
+    assign_splits,
     write_dataset,
+    write_splits,
 )
 from wikivel_bot.train.pages import (
     FILE_NAMESPACE,
@@ -72,7 +81,7 @@ class BuildOptions:
 def build_dataset(
     mediainfo_dump: Path,
     pages_dump: Path,
-    label_set: Any,
+    label_set: Optional[Any],
     out_dir: Path,
     options: BuildOptions = BuildOptions(),
     labels_path: str = "",
@@ -81,7 +90,8 @@ def build_dataset(
 
     :param mediainfo_dump: ``commons-YYYYMMDD-mediainfo.json.bz2``.
     :param pages_dump: ``commonswiki-YYYYMMDD-pages-articles.xml.bz2``.
-    :param label_set: the label set (ground truth is mapped through its filter).
+    :param label_set: the label set (ground truth is mapped through its filter); None writes
+        only ``splits/`` (step one of the paper's order, see the module docstring).
     :param out_dir: the dataset directory.
     :param options: see :class:`BuildOptions`.
     :param labels_path: the label set's directory, recorded in the card.
@@ -105,6 +115,8 @@ def build_dataset(
     counts.extra["seconds"] = round(time.perf_counter() - started, 1)
     if published is not None:
         counts.extra["splits_from"] = str(options.published)
+    if label_set is None:
+        return _splits_only(records, out_dir, options, counts, published)
     return write_dataset(records, label_set, out_dir, seed=options.seed, fractions=options.fractions,
                          max_files=None if published is not None else options.max_files, labels_path=labels_path,
                          sources=sources, counts=counts, force=options.force, assigned=published)
@@ -119,7 +131,7 @@ def _depicts_by_page(pages: np.ndarray, qids: np.ndarray) -> Dict[int, List[str]
     return out
 
 
-def _records(pages_dump: Path, depicts: Dict[int, List[str]], label_set: Any, category_filter: CategoryFilter,
+def _records(pages_dump: Path, depicts: Dict[int, List[str]], label_set: Optional[Any], category_filter: CategoryFilter,
              options: BuildOptions, counts: BuildCounts,
              published: Optional[Dict[int, str]]) -> Iterator[FileRecord]:
     seen = {"file_pages": 0, "not_image_extension": 0, "no_depicts": 0, "not_in_published": 0}
@@ -137,10 +149,7 @@ def _records(pages_dump: Path, depicts: Dict[int, List[str]], label_set: Any, ca
         if published is not None and page.page_id not in published:
             seen["not_in_published"] += 1
             return False
-        if not map_items(label_set, depicts[page.page_id]):
-            # Checked before parsing: no item survives the frequency filter (§3.2).
-            counts.no_item_after_filter += 1
-            return False
+        # No frequency filter here: the split comes first (§3.2), the filter after it.
         return True
 
     pages = iter_pages(Path(pages_dump), threads=options.workers, decompressor=options.decompressor)
@@ -154,7 +163,18 @@ def _records(pages_dump: Path, depicts: Dict[int, List[str]], label_set: Any, ca
     counts.extra.update(seen)
     # Depicted files the pages dump does not hold (deleted since, or another dump date).
     counts.extra["depicted_without_page"] = (len(depicts) - len(found) - seen["not_image_extension"]
-                                             - seen["not_in_published"] - counts.no_item_after_filter)
+                                             - seen["not_in_published"])
+
+
+def _splits_only(records: List[FileRecord], out_dir: Path, options: BuildOptions, counts: BuildCounts,
+                 published: Optional[Dict[int, str]]) -> Dict[str, Any]:
+    """Step one: the split, before any label set exists (its f is counted on train.txt)."""
+    kept, order, codes = assign_splits(records, counts, seed=options.seed, fractions=options.fractions,
+                                       max_files=None if published is not None else options.max_files,
+                                       assigned=published)
+    pages = write_splits(Path(out_dir), kept, order, codes)
+    return {"splits_only": True, "splits": {name: len(ids) for name, ids in pages.items()},
+            "splits_dir": str(Path(out_dir) / SPLITS_DIR), "filtering": counts.as_dict()}
 
 
 def _progress(pages: Iterator[Page], show: bool) -> Iterator[Page]:

@@ -5,14 +5,21 @@ Layout of a dataset directory::
     manifest.parquet   one row per file: page_id, title, split, items, source_items,
                        description, categories (the split column says train/validation/test)
     card.json          how it was built, counts per split (Table 1), top items (Table 2)
+    train_counts.json  files per ground-truth item in the train split, after promotion (the
+                       frequencies of the random and top-k baselines, §4.4)
+    splits/            page ids per split before the frequency filter (train.txt is what
+                       ``labels build --count-files`` counts f on, §3.2)
     images/            optional: tar shards of thumbnails (``shards.py``)
 
 Steps from file records to splits (whatever produced the records: the dump reader in
-``builder.py`` or the generator in ``synthetic.py``): ground truth mapped through the label
-set's frequency filter (an item not kept is replaced by the ancestors that replace it, §3.2;
-a file left with no item is dropped), a seeded shuffle, an optional sample, the 80/10/10
-split by file, and removal from the test split of every file that is some item's P18 image
-(§4.2: the fusion linker reads item images, so those would leak the answer).
+``builder.py`` or the generator in ``synthetic.py``), in the paper's order: a seeded
+shuffle, an optional sample, the 80/10/10 split by file (written to ``splits/``), *then* the
+ground truth mapped through the label set's frequency filter — whose f the paper counts "in
+the training split generated from the intermediate data" (§3.2), i.e. on ``splits/train.txt``
+(``labels build --count-files``) — an item not kept replaced by the ancestors that replace
+it, a file left with no item dropped, and removal from the test split of every file that is
+some item's P18 image (§4.2: the fusion linker reads item images, so those would leak the
+answer). The card records whether the label set was counted on exactly this training split.
 """
 
 from __future__ import annotations
@@ -31,13 +38,20 @@ import pyarrow.parquet as pq
 
 from wikivel_bot import __version__
 from wikivel_bot.errors import UsageError
+from wikivel_bot.train.counts import TRAIN_COUNTS, counted_on_card, train_counts, write_train_counts
+from wikivel_bot.train.splits import (  # noqa: F401 - split_assignment is part of this module's API
+    DEFAULT_FRACTIONS,
+    SPLITS,
+    SPLITS_DIR,
+    assign_splits,
+    split_assignment,
+    write_splits,
+)
 
 FORMAT = "wikivel-dataset"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.parquet"
 CARD = "card.json"
-SPLITS = ("train", "validation", "test")
-DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 TOP_ITEMS = 10
 
 MANIFEST_SCHEMA = pa.schema([
@@ -87,22 +101,6 @@ def map_items(label_set: Any, qids: Iterable[str]) -> Tuple[str, ...]:
             if label_set.index_of(replacement) is not None:
                 out[replacement] = None
     return tuple(out)
-
-
-def split_assignment(n: int, fractions: Sequence[float], seed: int) -> Tuple[np.ndarray, np.ndarray]:
-    """A seeded shuffle of ``n`` files and the split code (0, 1, 2) of each shuffled position.
-
-    :returns: (order, codes): file ``order[p]`` lands in split ``codes[p]``.
-    """
-    if len(fractions) != 3 or any(f < 0 for f in fractions) or not 0.999 <= sum(fractions) <= 1.001:
-        raise UsageError(f"split fractions must be three non-negative numbers summing to 1, not {list(fractions)}")
-    order = np.random.default_rng(seed).permutation(n)
-    train_end = int(round(fractions[0] * n))
-    val_end = train_end + int(round(fractions[1] * n))
-    codes = np.full(n, 2, dtype=np.int8)
-    codes[:train_end] = 0
-    codes[train_end:val_end] = 1
-    return order, codes
 
 
 def file_name(title: str) -> str:
@@ -165,40 +163,37 @@ def write_dataset(
     if (out_dir / CARD).exists() and not force:
         raise UsageError(f"{out_dir} already holds a dataset (use --force to replace it)")
     counts = counts or BuildCounts()
-    kept: List[FileRecord] = []
-    for record in records:
-        counts.records_in += 1
-        items = map_items(label_set, record.source_items or record.items)
-        if not items:
-            counts.no_item_after_filter += 1
-            continue
-        kept.append(replace(record, items=items, source_items=record.source_items or record.items))
-    # Sorted by page id first, so the shuffle depends only on the seed and the set of files,
-    # not on the order a dump happened to list them in.
-    kept.sort(key=lambda r: r.page_id)
-    order, codes = split_assignment(len(kept), fractions, seed)
-    if max_files is not None and max_files < len(kept):
-        counts.sampled_out = len(kept) - max_files
-        order = order[:max_files]
-        _, codes = split_assignment(max_files, fractions, seed)
-    if assigned is not None:
-        order = np.asarray([i for i in order.tolist() if kept[i].page_id in assigned], dtype=np.int64)
-        codes = np.asarray([SPLITS.index(assigned[kept[i].page_id]) for i in order.tolist()], dtype=np.int8)
+    kept, order, codes = assign_splits(records, counts, seed=seed, fractions=fractions, max_files=max_files,
+                                       assigned=assigned)
+    split_pages = write_splits(out_dir, kept, order, codes)
     leaked = {file_name(name) for name in label_set.images if name}
     rows: List[Tuple[FileRecord, str]] = []
+    dropped_by_split: Dict[str, int] = {name: 0 for name in SPLITS}
     for position, index in enumerate(order.tolist()):
         record = kept[index]
         split = SPLITS[int(codes[position])]
+        # After the split (§3.2): the label set's f may have been counted on this train split.
+        items = map_items(label_set, record.source_items)
+        if not items:
+            counts.no_item_after_filter += 1
+            dropped_by_split[split] += 1
+            continue
+        record = replace(record, items=items)
         if split == "test" and file_name(record.title) in leaked:
             counts.test_leakage_removed += 1
             continue
         rows.append((record, split))
+    counts.extra["no_item_after_filter_by_split"] = dropped_by_split
     table = _manifest_table(rows)
     out_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, out_dir / MANIFEST)
     card = make_card(table, label_set, seed=seed, fractions=fractions, labels_path=labels_path,
                      sources=sources, counts=counts, synthetic=synthetic)
+    card["labels"].update(counted_on_card(label_set, split_pages["train"]))
+    card["splits_dir"] = SPLITS_DIR
     card["manifest_sha256"] = _file_digest(out_dir / MANIFEST)
+    write_train_counts(out_dir, table)
+    card["train_counts"] = TRAIN_COUNTS
     (out_dir / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return card
 
@@ -321,6 +316,14 @@ class Dataset:
         if self._items is None:
             self._items = self.table.column("items").to_pylist()
         return self._items
+
+    def train_counts(self) -> Dict[str, int]:
+        """Files per item in the train split after promotion (``train_counts.json``, or from
+        the manifest for a dataset written before that file existed)."""
+        path = self.path / TRAIN_COUNTS
+        if path.is_file():
+            return {str(k): int(v) for k, v in json.loads(path.read_text(encoding="utf-8"))["counts"].items()}
+        return train_counts(self.table)
 
     @property
     def digest(self) -> str:

@@ -145,7 +145,11 @@ def evaluate_checkpoint(
     # Fusion's Wikidata side reads item images from the same store training read them from.
     linkers = [(create_linker(checkpoint.linker, settings, item_image_loader=item_image_loader(store)), True)]
     for name in baselines:
-        linkers.append((create_linker(name, dataclasses.replace(settings, name=name, checkpoint="")), False))
+        baseline = create_linker(name, dataclasses.replace(settings, name=name, checkpoint=""))
+        if hasattr(baseline, "set_frequencies"):
+            # §4.4: the baselines draw by frequency in the train split, after promotion.
+            baseline.set_frequencies(dataset.train_counts(), f"train split of {dataset.path.name}, after promotion")
+        linkers.append((baseline, False))
     for linker, _ in linkers:
         linker.attach(label_set, cache_dir, progress=progress)
     rows = dataset.split_rows(split).tolist()

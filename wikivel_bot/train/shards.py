@@ -27,6 +27,8 @@ from wikivel_bot.train.dataset import file_name
 
 SHARD_NAME = re.compile(r"^shard-(\d{6})\.tar$")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".svg", ".webp", ".gif", ".tif", ".tiff")
+# WebDataset members that describe a sample rather than hold its image.
+_METADATA_SUFFIXES = (".json", ".txt", ".cls", ".cbor")
 
 
 def image_extension(data: bytes) -> str:
@@ -118,6 +120,15 @@ def shard_keys(directory: Path) -> Set[str]:
     return keys
 
 
+def _walk(root: Path) -> List[Path]:
+    """Every file below ``root``, sorted, following directory symlinks (an imported published
+    dataset links its ``commons_images`` there rather than copying hundreds of GB)."""
+    found: List[Path] = []
+    for directory, _, names in os.walk(root, followlinks=True):
+        found.extend(Path(directory) / name for name in names)
+    return sorted(p for p in found if p.is_file())
+
+
 class ImageStore:
     """Read-only lookup of image bytes by page id or file name under one directory.
 
@@ -139,14 +150,14 @@ class ImageStore:
         self._files: Dict[str, Path] = {}
         self._tars: List[Path] = []
         fingerprint = hashlib.sha256()
-        for path in sorted(self.root.rglob("*")):
-            if not path.is_file():
-                continue
+        for path in _walk(self.root):
             stat = path.stat()
             if path.suffix == ".tar":
                 number = len(self._tars)
                 self._tars.append(path)
                 for name, offset, size in tar_members(path):
+                    if name.lower().endswith(_METADATA_SUFFIXES):
+                        continue  # the published shards hold <key>.json beside <key>.jpg
                     self._members.setdefault(_key(name), (number, offset, size))
             elif path.suffix.lower() in IMAGE_SUFFIXES:
                 self._files.setdefault(path.stem, path)
