@@ -40,11 +40,16 @@ def tiny_model_file() -> Path:
 
 
 def tiny_settings(**changes: object):  # -> LinkerSettings
-    """LinkerSettings for the tiny model with random weights on CPU."""
+    """LinkerSettings for the tiny model with random weights on CPU, in fp32.
+
+    fp32 by default because ``auto`` depends on the host's CPU flags, and a test's outcome
+    must not; tests of the other precisions ask for them (tests/test_linker_precision.py).
+    """
     from wikivel_bot.config import LinkerSettings
 
     tiny_model_file()
-    values = {"model": TINY_MODEL, "pretrained": "", "weights": "random", "device": "cpu", "batch_size": 4}
+    values = {"model": TINY_MODEL, "pretrained": "", "weights": "random", "device": "cpu", "batch_size": 4,
+              "precision": "fp32"}
     values.update(changes)
     return LinkerSettings(**values)  # type: ignore[arg-type]
 

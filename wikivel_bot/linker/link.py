@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, AbstractSet, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from wikivel_bot.config import LinkerSettings
 from wikivel_bot.core.labelset import LabelSetView
@@ -22,6 +22,7 @@ from wikivel_bot.core.ranking import (
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.base import Linker, LinkerDescription, Query
 from wikivel_bot.linker.images import MAX_PIXELS, decode_image
+from wikivel_bot.linker.prefetch import prefetched_batches
 from wikivel_bot.linker.texts import file_text
 from wikivel_bot.types import Candidate, MediaFile
 
@@ -92,14 +93,21 @@ def link_files(
     description = linker.description
     outcomes: List[Optional[LinkOutcome]] = [None] * len(files)
     size = max(1, linker.batch_size)
-    for start in range(0, len(files), size):
+    min_side = _model_side(linker)
+    # CLIP linkers also preprocess in the decode threads (their queries then carry the
+    # model's input tensor instead of the PIL image).
+    finish: Callable[[Any], Any] = getattr(linker, "prepare_image", None) or (lambda image: image)
+
+    def prepare(pair: Tuple[MediaFile, bytes]) -> Any:
+        return finish(decode_image(pair[1], max_pixels=max_pixels, min_side=min_side))
+
+    for start, prepared in prefetched_batches(files, size, prepare):
         queries: List[Query] = []
         positions: List[int] = []
-        for offset, (media, data) in enumerate(files[start:start + size]):
-            try:
-                image = decode_image(data, max_pixels=max_pixels, min_side=_model_side(linker))
-            except FileUnavailable as exc:
-                outcomes[start + offset] = LinkFailed(media, str(exc))
+        for offset, image in enumerate(prepared):
+            media = files[start + offset][0]
+            if isinstance(image, FileUnavailable):
+                outcomes[start + offset] = LinkFailed(media, str(image))
                 continue
             queries.append(
                 Query(media.title, image, file_text(media, linker.query_text_fields), _seed(media))
