@@ -294,6 +294,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
             "site": str(site), "dry_run": dry_run, "writing": writing,
             "linker": description.name, "linker_version": description.version,
             "warnings": list(description.warnings), "label_set": label_set.content_hash,
+            "precision": description.precision, "precision_reason": description.precision_reason,
             "stop_page": settings.daemon.stop_page,
         },
     )
