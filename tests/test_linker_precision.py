@@ -172,3 +172,38 @@ def test_prefetch_keeps_order_reports_failures_and_runs_ahead():
 
 def test_synthetic_images_are_deterministic():
     assert synthetic_images(2, seed=3, size=32) == synthetic_images(2, seed=3, size=32)
+
+
+def test_warm_start_cache_gives_the_same_model_and_survives_damage(tmp_path):
+    from PIL import Image
+
+    from wikivel_bot.linker.encoders import encode_images, encode_texts
+
+    image = Image.new("RGB", (40, 30), (90, 160, 20))
+    for name in ("fp32", "bf16", "int8"):
+        settings = tiny_settings(precision=name, cache_dir=str(tmp_path))
+        first = create_linker("zero-shot", settings)
+        files = sorted((tmp_path / "backbones").glob("*.pt"))
+        assert files, "the first start did not fill the cache"
+        second = create_linker("zero-shot", settings)
+        assert not second.backbone.model.visual.conv1.weight.is_meta
+        assert torch.equal(encode_images(first.backbone, [image]), encode_images(second.backbone, [image]))
+        assert torch.equal(encode_texts(first.backbone, ["a cat"]), encode_texts(second.backbone, ["a cat"]))
+    # A damaged file is rebuilt, not trusted.
+    for path in (tmp_path / "backbones").glob("*.pt"):
+        path.write_bytes(b"not a torch file")
+    again = create_linker("zero-shot", tiny_settings(precision="fp32", cache_dir=str(tmp_path)))
+    reference = create_linker("zero-shot", tiny_settings(precision="fp32", cache_dir=""))
+    assert torch.equal(encode_images(again.backbone, [image]), encode_images(reference.backbone, [image]))
+
+
+def test_tokenizer_is_built_only_when_texts_are_encoded(tmp_path):
+    linker = create_linker("zero-shot", tiny_settings(cache_dir=str(tmp_path)))
+    assert linker.backbone.tokenizer._tokenizer is None
+    files = [(MediaFile(page_id=1, title="File:T.jpg"), image_bytes())]
+    linker.attach(LABELS, str(tmp_path))  # builds the index: tokenizes
+    assert linker.backbone.tokenizer._tokenizer is not None
+    cached = create_linker("zero-shot", tiny_settings(cache_dir=str(tmp_path)))
+    cached.attach(LABELS, str(tmp_path))  # reuses the index: nothing to tokenize
+    assert isinstance(link_files(cached, files, rules=RankingRules(top_k=3))[0], Linked)
+    assert cached.backbone.tokenizer._tokenizer is None

@@ -36,6 +36,8 @@ from wikivel_bot.linker.encoders import (
     load_backbone,
     load_text_tower_state,
     prepare_image,
+    register_model_file,
+    resolve_device,
 )
 from wikivel_bot.linker.fastpath import apply_precision
 from wikivel_bot.linker.heads import build_heads
@@ -44,6 +46,8 @@ from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
 from wikivel_bot.linker.registry import LinkerSpec
 from wikivel_bot.linker.search import chunked_topk
 from wikivel_bot.linker.texts import render_item_text
+from wikivel_bot.linker.warmstart import load_cached_backbone
+from wikivel_bot.linker.weights import resolve_weights
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +71,15 @@ def build_clip_linker(
     :param item_image_loader: item images for fusion's Wikidata side (optional).
     :raises LinkerError: weights, checkpoint or device problems.
     """
-    choice = precision.validate(settings.precision)  # a typo fails before the model loads
-    backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
+    requested = precision.validate(settings.precision)  # a typo fails before the model loads
+    choice = _choose_precision(settings, requested)
+    text_tower = spec.has_head and "text_encoder" in spec.trainable and bool(settings.checkpoint)
+    if text_tower:
+        # The checkpoint replaces the text tower before the precision applies: no cache.
+        backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
+    else:
+        backbone = load_cached_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
+                                        settings.threads, settings.cache_dir, choice.precision)
     warnings: List[str] = []
     if backbone.random_weights:
         warnings.append(RANDOM_WARNING)
@@ -90,11 +101,17 @@ def build_clip_linker(
     elif settings.checkpoint:
         warnings.append(f"checkpoint ignored: linker {spec.name} has no head")
     # After the checkpoint's text tower is in: the precision applies to the final weights.
-    verdicts = precision.read_verdicts(
-        settings.cache_dir, precision.check_key(backbone.model_name, backbone.weights, backbone.device.type)
-    )
-    apply_precision(backbone, precision.choose(choice, backbone.device.type, verdicts=verdicts))
+    apply_precision(backbone, choice)
     return ClipLinker(spec, settings, backbone, heads, checkpoint, tuple(warnings), item_image_loader)
+
+
+def _choose_precision(settings: LinkerSettings, requested: str) -> precision.PrecisionChoice:
+    """Resolve ``linker.precision`` before loading (the weights cache is per precision)."""
+    device = resolve_device(settings.device).type
+    name = register_model_file(settings.model)
+    identity = resolve_weights(name, settings.pretrained, settings.weights).identity
+    verdicts = precision.read_verdicts(settings.cache_dir, precision.check_key(name, identity, device))
+    return precision.choose(requested, device, verdicts=verdicts)
 
 
 def backbone_info(backbone: Backbone) -> dict:

@@ -140,7 +140,7 @@ def load_backbone(
     return Backbone(
         model=net,
         preprocess=preprocess,
-        tokenizer=open_clip.get_tokenizer(model),
+        tokenizer=LazyTokenizer(model),
         model_name=model,
         pretrained="" if source.random else pretrained,
         weights=source.identity,
@@ -149,6 +149,28 @@ def load_backbone(
         embed_dim=int(config["embed_dim"]),
         config_digest=digest,
     )
+
+
+class LazyTokenizer:
+    """open_clip's tokenizer for ``model``, built on first use (linking images with a cached
+    index never tokenizes anything, and building the BPE tables costs a noticeable start-up)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self._tokenizer: Any = None
+
+    def _get(self) -> Any:
+        if self._tokenizer is None:
+            self._tokenizer = open_clip.get_tokenizer(self.model)
+        return self._tokenizer
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get()(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._get(), name)
 
 
 def _create(model: str, source: WeightsSource) -> Any:

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 # batches stop paying once a batch fills the caches; bf16's GEMMs like slightly larger ones.
 CPU_IMAGE_BATCH: Dict[str, int] = {"fp32": 16, "bf16": 32, "int8": 16}
 CPU_TEXT_BATCH: Dict[str, int] = {"fp32": 256, "bf16": 512, "int8": 256}
+REPARAMETERIZED = "_wikivel_reparameterized"
 
 
 def apply_precision(backbone: Backbone, choice: PrecisionChoice) -> Backbone:
@@ -86,11 +87,15 @@ def reparameterize(backbone: Backbone) -> None:
     """Fuse train-time branches (MobileOne/FastViT) for inference, when the model has any."""
     visual = getattr(backbone.model, "visual", None)
     trunk = getattr(visual, "trunk", None)
-    if trunk is None or not any(hasattr(m, "reparameterize") for m in trunk.modules()):
+    # Once only: a second pass would look for the branches the first one removed.
+    if trunk is None or getattr(trunk, REPARAMETERIZED, False):
+        return
+    if not any(hasattr(m, "reparameterize") for m in trunk.modules()):
         return
     try:
         from timm.utils.model import reparameterize_model
     except ImportError:  # pragma: no cover - open_clip's timm models need timm anyway
         return
     visual.trunk = reparameterize_model(trunk, inplace=True)
+    setattr(visual.trunk, REPARAMETERIZED, True)
     log.debug("reparameterized %s for inference", backbone.model_name)
