@@ -79,14 +79,14 @@ def quantize_int8(model: Any) -> Any:
             # open_clip's Transformer.get_cast_dtype reads ``c_fc.weight.dtype``, which a
             # quantized Linear lacks (weight() is a method); this is the attribute it checks
             # first for int8 layers (bitsandbytes sets it the same way).
-            module.int8_original_dtype = torch.float32
+            setattr(module, "int8_original_dtype", torch.float32)
     return quantized
 
 
 def reparameterize(backbone: Backbone) -> None:
     """Fuse train-time branches (MobileOne/FastViT) for inference, when the model has any."""
-    visual = getattr(backbone.model, "visual", None)
-    trunk = getattr(visual, "trunk", None)
+    visual: Any = getattr(backbone.model, "visual", None)
+    trunk: Any = getattr(visual, "trunk", None)
     # Once only: a second pass would look for the branches the first one removed.
     if trunk is None or getattr(trunk, REPARAMETERIZED, False):
         return
