@@ -105,3 +105,20 @@ def _config(tmp_path: Path, linker: str) -> Path:
     path = tmp_path / "wikivel.toml"
     path.write_text(f'[linker]\nname = "{linker}"\n')
     return path
+
+
+def test_linkers_lists_the_documented_backbones(run):
+    result = run("linkers")
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert any(line.split()[:2] == ["MobileCLIP2-S0", "dfndr2b"] for line in lines)
+    assert any(line.split()[:2] == ["ViT-B-32", "laion2b_s34b_b79k"] for line in lines)
+
+
+def test_mobileclip2_s0_is_a_real_open_clip_choice():
+    import open_clip
+
+    from wikivel_bot.linker.backbones import BACKBONES
+
+    for choice in BACKBONES:
+        assert choice.pretrained in open_clip.list_pretrained_tags_by_model(choice.model)

@@ -46,6 +46,12 @@ def linkers(obj: CliContext, as_json: bool, check_precision: bool, images_dir: O
             needs += "; a trained --checkpoint (without one: untrained head)"
         click.echo(f"{spec.name:<12} {spec.architecture:<17} v{spec.version}  needs {needs}")
         click.echo(f"{'':<12} {spec.description}")
+    from wikivel_bot.linker.backbones import BACKBONES
+
+    click.echo("")
+    click.echo("backbones (linker.model / linker.pretrained; linker.precision = auto | fp32 | bf16 | int8):")
+    for choice in BACKBONES:
+        click.echo(f"  {choice.model:<15} {choice.pretrained:<18} {choice.note}")
 
 
 def _read_images(images_dir: Path) -> List[bytes]:
