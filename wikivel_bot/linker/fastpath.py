@@ -27,12 +27,13 @@ from wikivel_bot.linker.precision import PrecisionChoice
 
 log = logging.getLogger(__name__)
 
-# Per-forward batch sizes on CPU by precision (a table, so a precision whose kernels prefer
-# other sizes gets its own). Measured with ViT-B-32 on 2 shared cores (one sweep, 8/16/64
-# images): 16 was the fastest for fp32 (18 vs 3 and 15 images/s) and for bf16 (37 vs 32 and
-# 32); int8 uses fp32's. Texts: 256 per batch (length-sorted, trimmed) as before for all.
-CPU_IMAGE_BATCH: Dict[str, int] = {"fp32": 16, "bf16": 16, "int8": 16}
-CPU_TEXT_BATCH: Dict[str, int] = {"fp32": 256, "bf16": 256, "int8": 256}
+# Per-forward batch sizes on CPU by precision (a table, so each precision gets its own).
+# One sweep with ViT-B-32 on 2 shared cores (8/16/64 images per batch): fp32 18 images/s at
+# 16 against 3 at 8 and 15 at 64; bf16 37 at 16 and 32 at 64 (within the noise of each
+# other), so bf16 takes 32 for its larger GEMM tiles and twice the texts per batch; int8
+# follows fp32. These are the values bench/linker.py ran with for docs/benchmarks.md.
+CPU_IMAGE_BATCH: Dict[str, int] = {"fp32": 16, "bf16": 32, "int8": 16}
+CPU_TEXT_BATCH: Dict[str, int] = {"fp32": 256, "bf16": 512, "int8": 256}
 REPARAMETERIZED = "_wikivel_reparameterized"
 
 
