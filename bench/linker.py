@@ -248,6 +248,7 @@ def main() -> None:
     parser.add_argument("--precision-models", default="ViT-B-32,MobileCLIP2-S0")
     parser.add_argument("--precision-images", type=int, default=32)
     parser.add_argument("--precision-texts", type=int, default=512)
+    parser.add_argument("--repeat", type=int, default=5, help="Interleaved rounds per figure (median).")
     parser.add_argument("--full-index", action="store_true", help="Time a whole 18,522-item index with auto.")
     parser.add_argument("--classic", action="store_true", help="Also print the earlier tables.")
     args = parser.parse_args()
@@ -257,6 +258,9 @@ def main() -> None:
     import open_clip
 
     open_clip.add_model_config(tmp / "wikivel-tiny.json")
+    from bench import linker_precision
+
+    linker_precision.REPEAT = args.repeat
     precision_section(args, tmp)
     if not args.classic:
         return
@@ -300,24 +304,30 @@ def precision_section(args: argparse.Namespace, tmp: Path) -> None:
     images = thumbnails(args.precision_images)
     results: Dict[str, Dict[str, object]] = {}
     index_note = ""
+    full_index_linker = None
     for model in args.precision_models.split(","):
         started = time.perf_counter()
         vectors = random_index(SMALL_ITEMS, int(open_clip.get_model_config(model)["embed_dim"]))
         result = lp.bench_model(model, images, texts, labels, vectors, args.threads, str(tmp / "cache"))
-        if args.full_index and not index_note:
-            seconds = lp.full_index_seconds(result["linkers"]["auto"], labels)  # type: ignore[index]
-            index_note = (f"label index of {SMALL_ITEMS:,} items with auto ({result['auto']}), {model}: "
-                          f"{seconds:.1f} s wall (one run)")
+        if full_index_linker is None:
+            full_index_linker = (model, result["auto"], result["linkers"]["auto"])  # type: ignore[index]
         result.pop("linkers")
         results[model] = result
+        # Rows as soon as a model is done: a slow shared machine may not see the end.
         print(f"# {model}: auto = {result['auto']}; {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        for line in lp.table({model: result})[2:]:
+            print("# " + line, file=sys.stderr, flush=True)
+    if args.full_index and full_index_linker is not None:
+        model, auto, linker = full_index_linker
+        seconds = lp.full_index_seconds(linker, labels)
+        index_note = f"label index of {SMALL_ITEMS:,} items with auto ({auto}), {model}: {seconds:.1f} s wall (one run)"
     flags = prec.cpu_flags()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"CPU: {prec.cpu_model() or platform.processor()}, {os.cpu_count()} CPUs; precision flags: "
           f"{prec.named_flags(flags)}; AMX: {'yes' if 'amx_tile' in flags else 'no'}")
     print(f"torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}), open_clip "
           f"{open_clip.__version__}, torch threads {args.threads}, no GPU; load average at the end {load}; "
-          f"median of {lp.REPEAT} interleaved rounds (texts: 3); {args.precision_images} images, "
+          f"median of {args.repeat} interleaved rounds (texts: 3); {args.precision_images} images, "
           f"{args.precision_texts} texts")
     print(f"command: .venv/bin/python bench/linker.py {' '.join(sys.argv[1:])}".rstrip())
     for model, result in results.items():

@@ -40,8 +40,10 @@ COLUMNS = ("fp32", "bf16", "int8", "auto", "auto, decode inline", "previous defa
 Rate = Tuple[float, float]  # (per wall second, per CPU second)
 
 
-def medians(fns: Dict[str, Callable[[], object]], repeat: int = REPEAT) -> Dict[str, Tuple[float, float]]:
-    """Median (wall, CPU) seconds of each function over ``repeat`` interleaved rounds."""
+def medians(fns: Dict[str, Callable[[], object]], repeat: int = 0) -> Dict[str, Tuple[float, float]]:
+    """Median (wall, CPU) seconds of each function over ``repeat`` (default :data:`REPEAT`)
+    interleaved rounds."""
+    repeat = repeat or REPEAT
     runs: Dict[str, List[Tuple[float, float]]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
@@ -126,7 +128,7 @@ def bench_model(model: str, images: Sequence[bytes], texts: Sequence[str], label
     text_fns["plain open_clip loop"] = plain_texts
     for lk in list(linkers.values()) + [old]:
         encode_texts(lk.backbone, texts[:32])
-    text_s = medians(text_fns, repeat=3)
+    text_s = medians(text_fns, repeat=min(3, REPEAT))
     text_rates = {name: _rate(len(one_by_one) if name == "plain open_clip loop" else len(texts), s)
                   for name, s in text_s.items()}
     text_rates["auto, decode inline"] = text_rates["auto"]  # nothing is decoded on the text side
