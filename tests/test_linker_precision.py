@@ -67,6 +67,9 @@ def test_auto_skips_a_precision_that_failed_parity_and_says_why(tmp_path):
     # Both failed: down to fp32. A CPU without VNNI skips int8 altogether.
     both = {"bf16": failed, "int8": prec.verdict(1.0, 0.99)}
     assert prec.choose("auto", "cpu", EPYC, both).precision == "fp32"
+    reason = prec.choose("auto", "cpu", EPYC, both).reason
+    assert reason.startswith("bf16 failed the parity check") and "; int8 failed" in reason
+    assert reason.endswith(", so fp32")
     assert prec.choose("auto", "cpu", frozenset({"avx512_bf16"}), {"bf16": failed}).precision == "fp32"
     # Asked for explicitly: used as asked, with the verdict noted.
     explicit = prec.choose("bf16", "cpu", EPYC, verdicts)

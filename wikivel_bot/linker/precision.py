@@ -156,7 +156,7 @@ def choose(
     choice = hardware_choice(device_type, flags)
     if device_type == "cuda":
         return choice
-    precision, reason = choice.precision, choice.reason
+    precision, failures = choice.precision, []
     while precision in FALLBACK:
         verdict = verdicts.get(precision)
         if verdict is None or verdict.get("passed", True):
@@ -164,9 +164,11 @@ def choose(
         fallback = FALLBACK[precision]
         if fallback == "int8" and not any(f in flags for f in INT8_FLAGS):
             fallback = "fp32"
-        reason = f"{precision} failed the parity check ({verdict.get('why', '')}), so {fallback}"
+        failures.append(f"{precision} failed the parity check ({verdict.get('why', '')})")
         precision = fallback
-    return PrecisionChoice(precision, "auto", reason)
+    if not failures:
+        return choice
+    return PrecisionChoice(precision, "auto", "; ".join(failures) + f", so {precision}")
 
 
 def check_key(model: str, weights: str, device_type: str, flags: Optional[FrozenSet[str]] = None) -> str:
