@@ -56,7 +56,7 @@ def medians(fns: Dict[str, Callable[[], object]], repeat: int = 0) -> Dict[str, 
 def zero_shot(model: str, precision: str, threads: int, cache: str, labels: Any, vectors: np.ndarray) -> ClipLinker:
     """A zero-shot linker in ``precision`` attached to ``labels`` with ``vectors`` as its index."""
     settings = LinkerSettings(model=model, pretrained="", weights="random", device="cpu", threads=threads,
-                              batch_size=32, precision=precision)
+                              batch_size=32, precision=precision, cache_dir=cache)
     linker = create_linker("zero-shot", settings)
     assert isinstance(linker, ClipLinker)
     original = ClipLinker._encode_items
