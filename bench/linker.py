@@ -1,7 +1,14 @@
 """Linker throughput on CPU, each figure beside a plain open_clip loop as reference.
 
-    .venv/bin/python bench/linker.py [--threads 2] [--images 64] [--models wikivel-tiny,ViT-B-32]
+    .venv/bin/python bench/linker.py [--threads 2] [--precision-models ViT-B-32,MobileCLIP2-S0]
+                                     [--precision-images 32] [--full-index] [--classic]
+                                     [--images 64] [--models wikivel-tiny,ViT-B-32]
                                      [--texts 512] [--large-items 2305611]
+
+The first table (``bench/linker_precision.py``) shows each precision (fp32, bf16, int8, auto)
+beside the previous default and the plain open_clip loop, with the CPU's model and flags;
+``--full-index`` adds the wall time of a whole 18,522-item label index with ``auto``.
+``--classic`` adds the earlier tables (tiny model, search at 18,522 and 2.3M items).
 
 No pretrained weights are needed (or used): every model runs with random weights
 (``--weights random``), which costs exactly what trained weights cost. What is timed:
@@ -238,6 +245,12 @@ def main() -> None:
     parser.add_argument("--models", default="wikivel-tiny,ViT-B-32")
     parser.add_argument("--texts", type=int, default=512)
     parser.add_argument("--large-items", type=int, default=2_305_611)
+    parser.add_argument("--precision-models", default="ViT-B-32,MobileCLIP2-S0")
+    parser.add_argument("--precision-images", type=int, default=32)
+    parser.add_argument("--precision-texts", type=int, default=512)
+    parser.add_argument("--repeat", type=int, default=5, help="Interleaved rounds per figure (median).")
+    parser.add_argument("--full-index", action="store_true", help="Time a whole 18,522-item index with auto.")
+    parser.add_argument("--classic", action="store_true", help="Also print the earlier tables.")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     tmp = Path(tempfile.mkdtemp(prefix="wikivel-bench-"))
@@ -245,6 +258,12 @@ def main() -> None:
     import open_clip
 
     open_clip.add_model_config(tmp / "wikivel-tiny.json")
+    from bench import linker_precision
+
+    linker_precision.REPEAT = args.repeat
+    precision_section(args, tmp)
+    if not args.classic:
+        return
     rows: List[Tuple[str, str, Rate, Rate]] = []
     images = thumbnails(args.images)
     for model in args.models.split(","):
@@ -268,6 +287,58 @@ def main() -> None:
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for name, unit, ours, ref in rows:
         print(f"| {name} | {unit} | {ours[0]:,.1f} | {ref[0]:,.1f} | {ours[0] / ref[0]:.1f}x | {ours[1] / ref[1]:.1f}x |")
+
+
+
+def precision_section(args: argparse.Namespace, tmp: Path) -> None:
+    """The precision table (see ``bench/linker_precision.py``) with the machine it ran on."""
+    import open_clip
+
+    from bench import linker_precision as lp
+    from wikivel_bot.linker import precision as prec
+    from wikivel_bot.linker.texts import render_item_text
+
+    labels = SyntheticLabels(SMALL_ITEMS)
+    texts_src = SyntheticLabels(args.precision_texts, seed=1)
+    texts = [render_item_text("{label}, {description}", a, b) for a, b in zip(texts_src.labels, texts_src.descriptions)]
+    images = thumbnails(args.precision_images)
+    results: Dict[str, Dict[str, object]] = {}
+    index_note = ""
+    full_index_linker = None
+    for model in args.precision_models.split(","):
+        started = time.perf_counter()
+        vectors = random_index(SMALL_ITEMS, int(open_clip.get_model_config(model)["embed_dim"]))
+        result = lp.bench_model(model, images, texts, labels, vectors, args.threads, str(tmp / "cache"))
+        if full_index_linker is None:
+            full_index_linker = (model, result["auto"], result["linkers"]["auto"])  # type: ignore[index]
+        result.pop("linkers")
+        results[model] = result
+        # Rows as soon as a model is done: a slow shared machine may not see the end.
+        print(f"# {model}: auto = {result['auto']}; {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        for line in lp.table({model: result})[2:]:
+            print("# " + line, file=sys.stderr, flush=True)
+    if args.full_index and full_index_linker is not None:
+        model, auto, linker = full_index_linker
+        seconds = lp.full_index_seconds(linker, labels)
+        index_note = f"label index of {SMALL_ITEMS:,} items with auto ({auto}), {model}: {seconds:.1f} s wall (one run)"
+    flags = prec.cpu_flags()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"CPU: {prec.cpu_model() or platform.processor()}, {os.cpu_count()} CPUs; precision flags: "
+          f"{prec.named_flags(flags)}; AMX: {'yes' if 'amx_tile' in flags else 'no'}")
+    print(f"torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}), open_clip "
+          f"{open_clip.__version__}, torch threads {args.threads}, no GPU; load average at the end {load}; "
+          f"median of {args.repeat} interleaved rounds (texts: 3); {args.precision_images} images, "
+          f"{args.precision_texts} texts")
+    print(f"command: .venv/bin/python bench/linker.py {' '.join(sys.argv[1:])}".rstrip())
+    for model, result in results.items():
+        print(f"auto on {model}: {result['auto']}")
+    print()
+    for line in lp.table(results):
+        print(line)
+    if index_note:
+        print()
+        print(index_note)
+    print()
 
 
 if __name__ == "__main__":

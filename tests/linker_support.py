@@ -39,12 +39,23 @@ def tiny_model_file() -> Path:
     return _CONFIG_DIR / f"{TINY_MODEL}.json"
 
 
+def tiny_cache_dir() -> Path:
+    """A per-process cache directory (the warm-start weights cache writes there, not into
+    the working directory)."""
+    return tiny_model_file().parent / "cache"
+
+
 def tiny_settings(**changes: object):  # -> LinkerSettings
-    """LinkerSettings for the tiny model with random weights on CPU."""
+    """LinkerSettings for the tiny model with random weights on CPU, in fp32.
+
+    fp32 by default because ``auto`` depends on the host's CPU flags, and a test's outcome
+    must not; tests of the other precisions ask for them (tests/test_linker_precision.py).
+    """
     from wikivel_bot.config import LinkerSettings
 
     tiny_model_file()
-    values = {"model": TINY_MODEL, "pretrained": "", "weights": "random", "device": "cpu", "batch_size": 4}
+    values = {"model": TINY_MODEL, "pretrained": "", "weights": "random", "device": "cpu", "batch_size": 4,
+              "precision": "fp32", "cache_dir": str(tiny_cache_dir())}
     values.update(changes)
     return LinkerSettings(**values)  # type: ignore[arg-type]
 

@@ -126,6 +126,11 @@ class LinkerSettings:
     # Thresholds from `wikivel-bot calibrate`: suggest, export and review keep only
     # suggestions that reach their linker's (or super-category's) threshold. Empty = off.
     calibrated: str = ""
+    # -- CPU fast path (issue 16) --
+    # Encoder precision: auto | fp32 | bf16 | int8. auto = bf16 where the CPU has AMX or
+    # AVX512-BF16 (and on CUDA), int8 where it has VNNI, else fp32; a precision that failed
+    # `wikivel-bot linkers --check-precision` on this machine is skipped.
+    precision: str = "auto"
 
 
 @dataclass(frozen=True)

@@ -319,6 +319,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
             # Switched-off safety rules travel with the daemon's state, so `status` shows them.
             "warnings": list(description.warnings) + list(safety_rules(settings.safety).off_notes()),
             "label_set": label_set.content_hash,
+            "precision": description.precision, "precision_reason": description.precision_reason,
             "stop_page": settings.daemon.stop_page,
         },
     )

@@ -19,9 +19,10 @@ from wikivel_bot.cli.poll import _echo_lines, _repeat, worker_name
 @click.option("--limit", type=click.IntRange(min=1), help="Stop after N files linked or given up on.")
 @click.option("--linker", "linker_name", help="Linker variant (linker.name), see `wikivel-bot linkers`.")
 @click.option("--weights", help="Local weights file, or 'random' for a smoke run (linker.weights).")
+@click.option("--precision", help="Encoder precision: auto, fp32, bf16, int8 (linker.precision).")
 @click.pass_obj
 def link(obj: CliContext, once: bool, limit: Optional[int], linker_name: Optional[str],
-         weights: Optional[str]) -> None:
+         weights: Optional[str], precision: Optional[str] = None) -> None:
     """Fetch queued files, then link fetched ones: download each thumbnail, run the linker,
     apply the hierarchy-aware ranking and save the candidates for review. Rejected items
     are never proposed again. Corrupt thumbnails get a reason; the batch goes on."""
@@ -29,6 +30,8 @@ def link(obj: CliContext, once: bool, limit: Optional[int], linker_name: Optiona
         obj.overrides[("linker", "name")] = linker_name
     if weights:
         obj.overrides[("linker", "weights")] = weights
+    if precision:
+        obj.overrides[("linker", "precision")] = precision
     settings = obj.settings
     store = obj.store()
 
@@ -72,5 +75,7 @@ def link(obj: CliContext, once: bool, limit: Optional[int], linker_name: Optiona
         _echo_lines(["  " + line for line in fetched.lines()])
         description = linker.description
         notes = "; ".join(description.warnings)
+        if description.precision:
+            notes = "; ".join(n for n in (f"{description.precision}: {description.precision_reason}", notes) if n)
         click.echo(f"link ({description.name}{', ' + notes if notes else ''}):")
         _echo_lines(["  " + line for line in linked.lines()])

@@ -102,6 +102,8 @@ def _print_daemon(daemon: dict) -> None:
                    f"last heartbeat {info.get('heartbeat', 'none')})")
         click.echo(f"  linker {info.get('linker')} {info.get('linker_version', '')}, "
                    f"dry run: {info.get('dry_run')}, writing: {info.get('writing')}")
+        if info.get("precision"):
+            click.echo(f"  precision {info['precision']} ({info.get('precision_reason', '')})")
         for warning in info.get("warnings", []):
             click.echo(f"  note: {warning}")
     writing = daemon.get("writing")

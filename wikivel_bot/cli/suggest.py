@@ -27,6 +27,7 @@ from wikivel_bot.types import is_qid
 @click.option("--weights", help="Local weights file, or 'random' for a smoke run (linker.weights).")
 @click.option("--checkpoint", help="Trained head checkpoint (linker.checkpoint).")
 @click.option("--device", help="auto, cpu, cuda, cuda:N (linker.device).")
+@click.option("--precision", help="Encoder precision: auto, fp32, bf16, int8 (linker.precision).")
 @click.option("--depicts", multiple=True, help="QID a local file already depicts (repeatable).")
 @click.option("--description", default="", help="Description of a local file (read by fusion).")
 @click.option("--category", "categories", multiple=True, help="Category of a local file (repeatable).")
@@ -45,6 +46,7 @@ def suggest(
     weights: Optional[str],
     checkpoint: Optional[str],
     device: Optional[str],
+    precision: Optional[str],
     depicts: Tuple[str, ...],
     description: str,
     categories: Tuple[str, ...],
@@ -63,7 +65,7 @@ def suggest(
             raise UsageError(f"--depicts {qid!r} is not a QID (like Q146)")
     overrides: Dict[str, Any] = {
         "name": linker_name, "labels_dir": labels_dir, "model": model, "weights": weights,
-        "checkpoint": checkpoint, "device": device,
+        "checkpoint": checkpoint, "device": device, "precision": precision,
     }
     settings: LinkerSettings = dataclasses.replace(
         obj.settings.linker, **{k: v for k, v in overrides.items() if v is not None}
@@ -172,7 +174,7 @@ def _as_json(description: Any, label_set: Any, index: Any, files: Sequence[dict]
 
 
 def _print_header(description: Any, notices: Sequence[str] = ()) -> None:
-    click.echo(f"linker: {description.version} on {description.device}")
+    click.echo(f"linker: {description.version} on {description.device}{_precision(description)}")
     for warning in description.warnings:
         click.echo(f"WARNING: {warning}")
     for notice in notices:
@@ -205,6 +207,15 @@ def _print_footer(description: Any) -> None:
     if description.random_weights:
         click.echo("")
         click.echo("(random weights: these suggestions are meaningless)")
+
+
+def _precision(description: Any) -> str:
+    """`` in bf16 (CPU has avx512_bf16)``, or '' for linkers without a model."""
+    precision = getattr(description, "precision", "")
+    if not precision:
+        return ""
+    reason = getattr(description, "precision_reason", "")
+    return f" in {precision}" + (f" ({reason})" if reason else "")
 
 
 def _cut(text: str, width: int) -> str:

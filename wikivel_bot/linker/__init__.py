@@ -12,6 +12,9 @@ Public API::
 Modules: ``registry`` (configs/*.json, factory), ``encoders`` + ``weights`` (open_clip),
 ``heads``, ``checkpoint``, ``index`` (on-disk label index), ``search`` (chunked top-k),
 ``clip`` (CLIP linkers), ``baselines``, ``images`` (safe decoding), ``texts``, ``link``.
+CPU fast path: ``precision`` (auto/fp32/bf16/int8 choice, parity verdicts), ``fastpath``
+(applying it), ``parity`` (the check), ``prefetch`` (decode pool), ``warmstart`` (cached
+inference-ready weights), ``backbones`` (documented model choices).
 
 Importing this package does not import torch; the names below that need it load on use.
 """

@@ -59,6 +59,9 @@ class LinkerDescription:
     checkpoint: str = ""
     device: str = "cpu"
     warnings: Tuple[str, ...] = field(default_factory=tuple)
+    # Encoder precision (fp32, bf16, int8) and why it was chosen; '' for linkers without a model.
+    precision: str = ""
+    precision_reason: str = ""
 
 
 class Linker(Protocol):

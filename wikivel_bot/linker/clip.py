@@ -15,6 +15,7 @@ Every embedding is L2-normalised, so a dot product is the cosine the paper ranks
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -25,6 +26,7 @@ from wikivel_bot.config import LinkerSettings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker import checkpoint as ckpt
+from wikivel_bot.linker import precision
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
 from wikivel_bot.linker.encoders import (
     Backbone,
@@ -33,13 +35,19 @@ from wikivel_bot.linker.encoders import (
     image_batch_size,
     load_backbone,
     load_text_tower_state,
+    prepare_image,
+    register_model_file,
+    resolve_device,
 )
+from wikivel_bot.linker.fastpath import apply_precision
 from wikivel_bot.linker.heads import build_heads
 from wikivel_bot.linker.images import decode_image
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
 from wikivel_bot.linker.registry import LinkerSpec
 from wikivel_bot.linker.search import chunked_topk
 from wikivel_bot.linker.texts import render_item_text
+from wikivel_bot.linker.warmstart import load_cached_backbone
+from wikivel_bot.linker.weights import resolve_weights
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +73,15 @@ def build_clip_linker(
     :param item_image_loader: item images for fusion's Wikidata side (optional).
     :raises LinkerError: weights, checkpoint or device problems.
     """
-    backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
+    requested = precision.validate(settings.precision)  # a typo fails before the model loads
+    choice = _choose_precision(settings, requested)
+    text_tower = spec.has_head and "text_encoder" in spec.trainable and bool(settings.checkpoint)
+    if text_tower:
+        # The checkpoint replaces the text tower before the precision applies: no cache.
+        backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
+    else:
+        backbone = load_cached_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
+                                        settings.threads, settings.cache_dir, choice.precision)
     warnings: List[str] = []
     if backbone.random_weights:
         warnings.append(RANDOM_WARNING)
@@ -90,7 +106,18 @@ def build_clip_linker(
         # Named wherever the linker's warnings are shown, so a prompt is never silent.
         warnings.append(f"item text prompt {spec.item_text!r} (the paper encodes '{{label}}, {{description}}' "
                         "without a prompt)")
+    # After the checkpoint's text tower is in: the precision applies to the final weights.
+    apply_precision(backbone, choice)
     return ClipLinker(spec, settings, backbone, heads, checkpoint, tuple(warnings), item_image_loader)
+
+
+def _choose_precision(settings: LinkerSettings, requested: str) -> precision.PrecisionChoice:
+    """Resolve ``linker.precision`` before loading (the weights cache is per precision)."""
+    device = resolve_device(settings.device).type
+    name = register_model_file(settings.model)
+    identity = resolve_weights(name, settings.pretrained, settings.weights).identity
+    verdicts = precision.read_verdicts(settings.cache_dir, precision.check_key(name, identity, device))
+    return precision.choose(requested, device, verdicts=verdicts)
 
 
 def backbone_info(backbone: Backbone) -> dict:
@@ -151,6 +178,8 @@ class ClipLinker:
             checkpoint=self.checkpoint.path if self.checkpoint else "",
             device=str(b.device),
             warnings=self._warnings + self._index_notes,
+            precision=b.precision,
+            precision_reason=b.precision_reason,
         )
 
     @property
@@ -165,6 +194,11 @@ class ClipLinker:
     def query_text_fields(self) -> Tuple[str, ...]:
         return self.spec.query_text
 
+    def prepare_image(self, image: Any) -> torch.Tensor:
+        """The model input for a decoded query image (``link_files`` runs this in its decode
+        threads, so preprocessing overlaps with encoding)."""
+        return prepare_image(self.backbone, image)
+
     def index_key(self, label_set: LabelSetView) -> dict:
         """Everything the item embeddings depend on (the label index cache key)."""
         loader = self.item_image_loader if self.spec.uses_item_images else None
@@ -174,6 +208,9 @@ class ClipLinker:
             "spec": self.spec.digest(),
             "model": self.backbone.model_name,
             "model_config": self.backbone.config_digest,
+            # bf16 / int8 item embeddings differ from fp32 ones in the last digits: an index
+            # is reused only by the precision that built it.
+            "precision": self.backbone.precision,
             "weights": self.backbone.weights,
             "checkpoint": self.checkpoint.digest if self.checkpoint else "",
             "labelset": label_set.content_hash,
@@ -186,8 +223,10 @@ class ClipLinker:
         if self.checkpoint is not None:
             ckpt.check_labelset(self.checkpoint, label_set.content_hash)
         n = len(label_set.qids)
+        # The directory names the backbone and precision (the digest alone says nothing to
+        # someone looking at the cache).
         cached = load_or_build(
-            cache_dir, self.spec.name, self.index_key(label_set), n, self.backbone.embed_dim,
+            cache_dir, index_name(self.spec.name, self.backbone), self.index_key(label_set), n, self.backbone.embed_dim,
             lambda out: self._encode_items(label_set, out, progress),
         )
         self._items = self._place(cached.embeddings)
@@ -284,6 +323,12 @@ class ClipLinker:
             return []
         scores, index = chunked_topk(self.encode_queries(queries), self._items, k)
         return [list(zip(row_i.tolist(), row_s.tolist())) for row_i, row_s in zip(index, scores)]
+
+
+def index_name(linker: str, backbone: Backbone) -> str:
+    """Readable label index directory prefix: ``zero-shot-ViT-B-32-bf16``."""
+    model = re.sub(r"[^A-Za-z0-9_.-]+", "_", backbone.model_name)
+    return f"{linker}-{model}-{backbone.precision}"
 
 
 def _loader_id(loader: Optional[ItemImageLoader]) -> str:

@@ -1,8 +1,9 @@
 """The CLIP backbone from open_clip: building it, and encoding images and texts in batches.
 
 On CUDA the encoders run under bf16 (fp16 where bf16 is missing) autocast with large batches
-and pinned host memory; on CPU in fp32 with the configured thread count. Both paths return
-fp32, L2-normalised embeddings so the heads and the index see the same thing either way.
+and pinned host memory; on CPU in the backbone's precision (fp32 by default; bf16 weights or
+int8 linear layers after ``fastpath.apply_precision``) with the configured thread count. Every
+path returns fp32, L2-normalised embeddings so the heads and the index see the same thing.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ class Backbone:
     :param embed_dim: size of the joint embedding space.
     :param config_digest: hash of the open_clip model config (a changed custom config must
         not reuse an old label index).
+    :param precision: ``fp32``, ``bf16`` or ``int8`` (set by ``fastpath.apply_precision``).
+    :param precision_reason: why that precision (for outputs).
+    :param input_dtype: dtype the image batches are cast to before the forward pass.
+    :param image_batch: images per forward pass on CPU (0 = the caller's batch size).
+    :param text_batch: texts per forward pass on CPU (0 = :data:`TEXT_BATCH_CPU`).
     """
 
     model: Any
@@ -58,6 +64,11 @@ class Backbone:
     device: torch.device
     embed_dim: int
     config_digest: str
+    precision: str = "fp32"
+    precision_reason: str = "default"
+    input_dtype: torch.dtype = torch.float32
+    image_batch: int = 0
+    text_batch: int = 0
 
     @property
     def on_cuda(self) -> bool:
@@ -129,7 +140,7 @@ def load_backbone(
     return Backbone(
         model=net,
         preprocess=preprocess,
-        tokenizer=open_clip.get_tokenizer(model),
+        tokenizer=LazyTokenizer(model),
         model_name=model,
         pretrained="" if source.random else pretrained,
         weights=source.identity,
@@ -138,6 +149,28 @@ def load_backbone(
         embed_dim=int(config["embed_dim"]),
         config_digest=digest,
     )
+
+
+class LazyTokenizer:
+    """open_clip's tokenizer for ``model``, built on first use (linking images with a cached
+    index never tokenizes anything, and building the BPE tables costs a noticeable start-up)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self._tokenizer: Any = None
+
+    def _get(self) -> Any:
+        if self._tokenizer is None:
+            self._tokenizer = open_clip.get_tokenizer(self.model)
+        return self._tokenizer
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get()(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._get(), name)
 
 
 def _create(model: str, source: WeightsSource) -> Any:
@@ -175,24 +208,36 @@ def _quiet_open_clip() -> Iterator[None]:
 
 
 def image_batch_size(backbone: Backbone, requested: int) -> int:
-    """Images per forward pass: the setting on CPU, at least :data:`IMAGE_BATCH_CUDA` on CUDA."""
+    """Images per linking batch: the setting on CPU, at least :data:`IMAGE_BATCH_CUDA` on CUDA."""
     return max(requested, IMAGE_BATCH_CUDA) if backbone.on_cuda else max(requested, 1)
 
 
+def prepare_image(backbone: Backbone, image: Any) -> torch.Tensor:
+    """The model's input tensor (3, H, W) for one PIL image (thread-safe; runs in a pool)."""
+    return backbone.preprocess(image)
+
+
 def images_to_tensor(backbone: Backbone, images: Sequence[Any]) -> torch.Tensor:
-    """Preprocess PIL images into one batch tensor on the model's device."""
-    batch = torch.stack([backbone.preprocess(image) for image in images])
+    """Preprocess PIL images (or take already prepared tensors) into one batch on the device."""
+    batch = torch.stack([x if isinstance(x, torch.Tensor) else backbone.preprocess(x) for x in images])
     if backbone.on_cuda:
         # Pinned memory lets the copy overlap with compute (non_blocking).
         batch = batch.pin_memory()
-    return batch.to(backbone.device, non_blocking=True)
+    return batch.to(backbone.device, dtype=backbone.input_dtype, non_blocking=True)
 
 
 @torch.inference_mode()
 def encode_images(backbone: Backbone, images: Sequence[Any], batch_size: int = 32) -> torch.Tensor:
-    """Normalised fp32 image embeddings, shape (len(images), embed_dim), on the device."""
+    """Normalised fp32 image embeddings, shape (len(images), embed_dim), on the device.
+
+    :param images: PIL images, or tensors from :func:`prepare_image`.
+    :param batch_size: images per forward pass; on CPU the precision's own batch size
+        (``backbone.image_batch``) wins when set.
+    """
     out = []
     size = image_batch_size(backbone, batch_size)
+    if not backbone.on_cuda and backbone.image_batch:
+        size = backbone.image_batch
     for start in range(0, len(images), size):
         batch = images_to_tensor(backbone, images[start:start + size])
         with backbone.autocast():
@@ -263,7 +308,7 @@ def encode_texts(
     """
     if not texts:
         return torch.zeros((0, backbone.embed_dim), device=backbone.device)
-    size = batch_size or (TEXT_BATCH_CUDA if backbone.on_cuda else TEXT_BATCH_CPU)
+    size = batch_size or (TEXT_BATCH_CUDA if backbone.on_cuda else (backbone.text_batch or TEXT_BATCH_CPU))
     tokens = backbone.tokenizer(list(texts))
     order = torch.argsort(token_lengths(tokens), stable=True)
     out = torch.empty((len(texts), backbone.embed_dim), device=backbone.device)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import AbstractSet, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import AbstractSet, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from wikivel_bot.config import LinkerSettings, SafetySettings
 from wikivel_bot.core.labelset import LabelSetView
@@ -23,6 +23,7 @@ from wikivel_bot.core.safety import NAMED, FileText, SafetyRules, rules_from
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.base import Linker, LinkerDescription, Query
 from wikivel_bot.linker.images import MAX_PIXELS, decode_image
+from wikivel_bot.linker.prefetch import prefetched_batches
 from wikivel_bot.linker.texts import file_text
 from wikivel_bot.types import Candidate, MediaFile
 
@@ -109,18 +110,26 @@ def link_files(
     description = linker.description
     outcomes: List[Optional[LinkOutcome]] = [None] * len(files)
     size = max(1, linker.batch_size)
-    for start in range(0, len(files), size):
+    min_side = model_side(linker)
+    # CLIP linkers also preprocess in the decode threads (their queries then carry the
+    # model's input tensor instead of the PIL image).
+    finish: Callable[[Any], Any] = getattr(linker, "prepare_image", None) or (lambda image: image)
+
+    def prepare(pair: Tuple[MediaFile, Any]) -> Any:
+        # Bytes are decoded here; the backfill decodes in its own CPU stage (with
+        # decode_image and model_side, so the pixels are the same) and passes the image.
+        data = pair[1]
+        if isinstance(data, (bytes, bytearray)):
+            data = decode_image(bytes(data), max_pixels=max_pixels, min_side=min_side)
+        return finish(data)
+
+    for start, prepared in prefetched_batches(files, size, prepare):
         queries: List[Query] = []
         positions: List[int] = []
-        for offset, (media, data) in enumerate(files[start:start + size]):
-            try:
-                # Bytes are decoded here; the backfill decodes in its own CPU stage (with
-                # decode_image and model_side below, so the pixels are the same) and passes
-                # the image.
-                image = (decode_image(bytes(data), max_pixels=max_pixels, min_side=model_side(linker))
-                         if isinstance(data, (bytes, bytearray)) else data)
-            except FileUnavailable as exc:
-                outcomes[start + offset] = LinkFailed(media, str(exc))
+        for offset, image in enumerate(prepared):
+            media = files[start + offset][0]
+            if isinstance(image, FileUnavailable):
+                outcomes[start + offset] = LinkFailed(media, str(image))
                 continue
             queries.append(
                 Query(media.title, image, file_text(media, linker.query_text_fields), _seed(media))
