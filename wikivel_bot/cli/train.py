@@ -18,7 +18,7 @@ from wikivel_bot.errors import UsageError
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
-TRAINABLE = ("naive-mlp", "naive-te", "fusion")
+TRAINABLE = ("naive-mlp", "naive-te", "fusion", "cascade")
 
 
 def _show(progress: Optional[bool]) -> bool:
@@ -172,8 +172,9 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 
 
 @click.command("train")
-@click.option("--linker", "linker_name", required=True, type=click.Choice(TRAINABLE),
-              help="Variant to train (paper §4): naive-mlp, naive-te (text encoder too) or fusion.")
+@click.option("--linker", "--variant", "linker_name", required=True, type=click.Choice(TRAINABLE),
+              help="Variant to train (paper §4): naive-mlp, naive-te (text encoder too), fusion, or cascade "
+                   "(the pair model re-ranking a trained first stage; see --first-stage).")
 @click.option("--data", "data_dir", required=True, type=_DIR, help="Dataset directory (`dataset build` or `dataset synthetic`).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory: best.pt, last.pt, train-state.pt, metrics.jsonl (default: runs/LINKER).")
@@ -186,12 +187,13 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 @click.option("--device", help="auto, cpu, cuda, cuda:N (default: linker.device).")
 @click.option("--threads", type=click.IntRange(min=0), help="CPU threads for torch (default: linker.threads).")
 @click.option("--epochs", type=click.IntRange(min=1), default=10, show_default=True, help="Most epochs to run.")
-@click.option("--batch-size", type=click.IntRange(min=2), default=1024, show_default=True, help="(File, item) rows per batch.")
+@click.option("--batch-size", type=click.IntRange(min=2), default=1024, show_default=True, help="(File, item) rows per batch (cascade: files per batch, at most 256).")
 @click.option("--lr", type=float, default=1e-3, show_default=True, help="AdamW learning rate of the heads.")
 @click.option("--text-lr", type=float, default=1e-5, show_default=True, help="Learning rate of the text encoder (naive-te).")
 @click.option("--weight-decay", type=float, default=0.01, show_default=True, help="AdamW weight decay.")
-@click.option("--loss", type=click.Choice(["contrastive", "triplet"]), default="contrastive", show_default=True,
-              help="contrastive: relaxed multi-positive (§4.3); triplet: hinge on the hardest in-batch negative.")
+@click.option("--loss", type=click.Choice(["contrastive", "triplet"]), default=None,
+              help="contrastive: relaxed multi-positive (§4.3); triplet: hinge on the hardest in-batch negative "
+                   "[default: contrastive; triplet for cascade].")
 @click.option("--margin", type=float, default=0.2, show_default=True, help="Triplet margin.")
 @click.option("--temperature", type=float, default=0.07, show_default=True, help="Initial contrastive temperature.")
 @click.option("--learn-temperature/--fixed-temperature", default=True, show_default=True, help="Learn the temperature.")
@@ -210,12 +212,17 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of batches, initialisation and dropout.")
 @click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many steps in all (resumable).")
 @click.option("--resume", is_flag=True, help="Continue the run in --out where it stopped.")
+@click.option("--first-stage", type=_FILE,
+              help="cascade: the trained first-stage checkpoint (naive-mlp best.pt) whose top candidates it re-ranks.")
+@click.option("--candidates", type=click.IntRange(min=2), help="cascade: candidates per file (default: cascade.candidates).")
+@click.option("--calibration", type=click.Choice(["platt", "isotonic"]), default="platt", show_default=True,
+              help="cascade: how the verifier's match probability is calibrated on the validation files.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
 @click.pass_obj
 def train(obj: CliContext, linker_name: str, data_dir: Path, out_dir: Optional[Path], labels_dir: Optional[Path],
           images_dir: Optional[Path], cache_dir: Optional[str], model: Optional[str], pretrained: Optional[str],
           weights: Optional[str], device: Optional[str], threads: Optional[int], progress: Optional[bool],
-          **options: Any) -> None:
+          first_stage: Optional[Path], candidates: Optional[int], calibration: str, **options: Any) -> None:
     """Train a linker's head on a dataset: AdamW, relaxed multi-positive contrastive loss
     with hop targets and inverse batch frequency (or hinge triplet), two validation passes
     per epoch, early stopping; writes self-describing checkpoints (best.pt is the one to use).
@@ -223,7 +230,15 @@ def train(obj: CliContext, linker_name: str, data_dir: Path, out_dir: Optional[P
     \b
     wikivel-bot train --linker naive-mlp --data data/wikivel --out runs/naive-mlp
     wikivel-bot train --linker naive-mlp --data syn --model syn/tiny-model.json --weights random
+    wikivel-bot train --variant cascade --first-stage runs/naive-mlp/best.pt --data data/wikivel
     """
+    if linker_name == "cascade":
+        _train_cascade(obj, data_dir, out_dir, labels_dir, images_dir, cache_dir, model, pretrained, weights, device,
+                       threads, progress, first_stage, candidates, calibration, options)
+        return
+    if first_stage is not None or candidates is not None:
+        raise UsageError("--first-stage and --candidates are options of --variant cascade")
+    options["loss"] = options["loss"] or "contrastive"
     from wikivel_bot.train.loop import TrainConfig
     from wikivel_bot.train.loop import train as run_training
 
@@ -236,6 +251,40 @@ def train(obj: CliContext, linker_name: str, data_dir: Path, out_dir: Optional[P
         threads=linker.threads if threads is None else threads, progress=_show(progress), **options,
     )
     result = run_training(config)
+    position = result.position
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    click.echo(f"stopped: {position.stopped} after {position.step} steps ({position.epoch} epochs) in {result.seconds:.1f} s")
+    if result.best is not None:
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in result.best_metrics.items())
+        click.echo(f"best: {result.best} (step {position.best_step}; {shown})")
+    click.echo(f"last: {result.last}")
+
+
+def _train_cascade(obj: CliContext, data_dir: Path, out_dir: Optional[Path], labels_dir: Optional[Path],
+                   images_dir: Optional[Path], cache_dir: Optional[str], model: Optional[str], pretrained: Optional[str],
+                   weights: Optional[str], device: Optional[str], threads: Optional[int], progress: Optional[bool],
+                   first_stage: Optional[Path], candidates: Optional[int], calibration: str,
+                   options: Any) -> None:
+    """``train --variant cascade``: the options the cascade shares with the others, and its own."""
+    from wikivel_bot.train.cascade import CascadeTrainConfig, train_cascade
+
+    linker = obj.settings.linker
+    select = options["select"] if options["select"] != "R@10" else "nDCG@5"
+    config = CascadeTrainConfig(
+        data=str(data_dir), out=str(out_dir or Path("runs") / "cascade"), first_stage=str(first_stage or ""),
+        first_stage_linker=obj.settings.cascade.first_stage, labels=str(labels_dir or ""),
+        images=str(images_dir or ""), cache_dir=cache_dir or linker.cache_dir, model=model or linker.model,
+        pretrained=linker.pretrained if pretrained is None else pretrained,
+        weights=linker.weights if weights is None else weights, device=device or linker.device,
+        threads=linker.threads if threads is None else threads,
+        candidates=candidates or obj.settings.cascade.candidates, text_tokens=obj.settings.cascade.text_tokens,
+        epochs=options["epochs"], batch_size=min(options["batch_size"], 256), lr=options["lr"],
+        weight_decay=options["weight_decay"], loss=options["loss"] or "triplet", margin=options["margin"],
+        calibration=calibration, select=select, patience=options["patience"], seed=options["seed"],
+        max_steps=options["max_steps"], resume=options["resume"], progress=_show(progress),
+    )
+    result = train_cascade(config)
     position = result.position
     for note in result.notes:
         click.echo(f"note: {note}")
