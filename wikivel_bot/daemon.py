@@ -261,7 +261,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     fetcher = Fetcher.from_settings(site, settings)
     thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     label_set = default_label_set(settings.linker.labels_dir)
-    linker = create_linker(settings.linker.name, settings.linker)
+    linker = create_linker(settings.linker.name, settings.linker, cascade=settings.cascade)
     linker.attach(label_set, settings.linker.cache_dir, progress=False)
     rules = rules_from_settings(settings.linker)
 

@@ -69,7 +69,7 @@ class CliContext:
         from wikivel_bot.linker import create_linker
 
         settings = self.settings.linker
-        linker = create_linker(settings.name, settings)
+        linker = create_linker(settings.name, settings, cascade=self.settings.cascade)
         linker.attach(self.label_set(), settings.cache_dir, progress=progress)
         return linker
 

@@ -127,7 +127,7 @@ def suggest(
     from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
 
-    linker = create_linker(settings.name, settings)
+    linker = create_linker(settings.name, settings, cascade=obj.settings.cascade)
     index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
     outcomes = link_files(linker, files, rules=rules_from_settings(settings, top_k))
     if calibration is not None:
@@ -160,6 +160,8 @@ def _as_json(description: Any, label_set: Any, index: Any, outcomes: Sequence[An
                     "rank": c.rank, "qid": c.qid, "label": c.evidence.get("label", ""),
                     "description": c.evidence.get("description", ""), "score": c.score,
                     "notes": c.evidence.get("notes", []),
+                    **({"alpha": c.alpha} if c.alpha is not None else {}),
+                    **({"probability": c.probability} if c.probability is not None else {}),
                 }
                 for c in outcome.candidates
             ]

@@ -193,7 +193,7 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 @click.option("--weight-decay", type=float, default=0.01, show_default=True, help="AdamW weight decay.")
 @click.option("--loss", type=click.Choice(["contrastive", "triplet"]), default=None,
               help="contrastive: relaxed multi-positive (§4.3); triplet: hinge on the hardest in-batch negative "
-                   "[default: contrastive; triplet for cascade].")
+                   "[default: contrastive].")
 @click.option("--margin", type=float, default=0.2, show_default=True, help="Triplet margin.")
 @click.option("--temperature", type=float, default=0.07, show_default=True, help="Initial contrastive temperature.")
 @click.option("--learn-temperature/--fixed-temperature", default=True, show_default=True, help="Learn the temperature.")
@@ -280,7 +280,7 @@ def _train_cascade(obj: CliContext, data_dir: Path, out_dir: Optional[Path], lab
         threads=linker.threads if threads is None else threads,
         candidates=candidates or obj.settings.cascade.candidates, text_tokens=obj.settings.cascade.text_tokens,
         epochs=options["epochs"], batch_size=min(options["batch_size"], 256), lr=options["lr"],
-        weight_decay=options["weight_decay"], loss=options["loss"] or "triplet", margin=options["margin"],
+        weight_decay=options["weight_decay"], loss=options["loss"] or "contrastive", margin=options["margin"],
         calibration=calibration, select=select, patience=options["patience"], seed=options["seed"],
         max_steps=options["max_steps"], resume=options["resume"], progress=_show(progress),
     )

@@ -16,7 +16,7 @@ import webbrowser
 from contextlib import nullcontext
 from typing import Callable, ContextManager, Iterable, List, Optional, TextIO
 
-from wikivel_bot.core.review_rules import format_score
+from wikivel_bot.core.review_rules import format_score, format_signals
 from wikivel_bot.review.session import ReviewSession, SessionCounts
 from wikivel_bot.types import DecisionAction
 
@@ -133,6 +133,9 @@ def render(session: ReviewSession, width: int = 100) -> str:
             mark = f"  [{view.marks[i]}]" if view.marks[i] else ""
             row = f"{pointer} #{i + 1:<2} {cand.qid:<10} {format_score(cand.score):>6}  {text}"
             lines.append(_cut(row, width - len(mark)) + mark)
+            signals = format_signals(cand.alpha, cand.probability)
+            if signals:
+                lines.append(_cut(f"        {signals}", width))
             if cand.notes:
                 lines.append(_cut(f"        notes: {'; '.join(cand.notes)}", width))
         lines.append("")

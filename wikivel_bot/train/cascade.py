@@ -74,7 +74,7 @@ class CascadeTrainConfig:
     batch_size: int = 64
     lr: float = 1e-3
     weight_decay: float = 0.01
-    loss: str = "triplet"
+    loss: str = "contrastive"
     margin: float = 0.2
     calibration: str = "platt"
     select: str = "nDCG@5"
@@ -148,6 +148,8 @@ def train_cascade(config: CascadeTrainConfig) -> CascadeTrainResult:
     data = prepare_cascade(config)
     args = pair_args(data.spec.head)
     pair = build_pair_model(data.dim, args).to(data.device)
+    pair.set_statistics(data.images[data.train_files], data.file_text[data.train_files], data.item_text,
+                        data.item_image)
     optimizer = torch.optim.AdamW(pair.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     position = Position()
     if saved is not None:
@@ -188,7 +190,7 @@ def train_cascade(config: CascadeTrainConfig) -> CascadeTrainResult:
                 position.step += 1
                 position.batch += 1
                 log.write(json.dumps({"kind": "train", "step": position.step, "epoch": position.epoch,
-                                      "loss": round(float(loss), 6)}) + "\n")
+                                      "loss": round(loss.item(), 6)}) + "\n")
                 if config.max_steps is not None and position.step >= config.max_steps:
                     position.stopped = "max_steps"
             if position.batch >= n_batches:
