@@ -115,13 +115,21 @@ def _echo_card(card: Any) -> None:
 @click.option("--files", "n_files", type=click.IntRange(min=20), default=1200, show_default=True, help="Files to generate.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the images and the split.")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
-def synthetic(out_dir: Path, n_files: int, seed: int, force: bool) -> None:
+@click.option("--text-signal", is_flag=True,
+              help="Split the colour between picture and text: grey pictures for half the files, the colour "
+                   "named in the file name, description or categories for most (for the cascade).")
+def synthetic(out_dir: Path, n_files: int, seed: int, force: bool, text_signal: bool) -> None:
     """Write a synthetic, learnable dataset (coloured shapes with hierarchical items) for
     smoke runs without network: train it with --model DIR/tiny-model.json --weights random.
     Nothing in it is Commons data, and every report on it says so."""
     from wikivel_bot.train.synthetic import make_synthetic
 
-    card = make_synthetic(out_dir, n_files, seed, force=force)
+    if text_signal:
+        from wikivel_bot.train.synthetic_text import make_text_synthetic
+
+        card = make_text_synthetic(out_dir, n_files, seed, force=force)
+    else:
+        card = make_synthetic(out_dir, n_files, seed, force=force)
     _echo_card(card)
     click.echo(f"wrote {out_dir} (synthetic)")
 

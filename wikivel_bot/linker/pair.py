@@ -108,6 +108,9 @@ class PairModel(nn.Module):
     :param first_weight: initial ``a`` (the first stage's weight in the final logit).
     """
 
+    mean: torch.Tensor
+    std: torch.Tensor
+
     def __init__(self, dim: int, width: int = 64, heads: int = 2, hidden: int = 64, dropout: float = 0.1,
                  first_weight: float = 10.0) -> None:
         super().__init__()

@@ -112,6 +112,7 @@ def prepare_cascade(config: Any) -> CascadeData:
     info = backbone_info(backbone)
     notes: List[str] = []
     doc = None
+    heads: Any = None
     if config.first_stage:
         first_ckpt = ckpt.load_checkpoint(config.first_stage)
         first_spec = get_spec(first_ckpt.linker)

@@ -94,7 +94,7 @@ def compare_cascade(
         linkers.append(linker)
     rows = dataset.split_rows(split).tolist()[:limit]
     items = dataset.items()
-    side = linkers[-1].backbone.image_size
+    side = getattr(linkers[-1], "backbone").image_size
     rankings: List[List[Tuple[str, List[str]]]] = [[] for _ in linkers]
     truth: Dict[str, List[str]] = {}
     probabilities: List[float] = []
