@@ -103,33 +103,52 @@ def _sigmoid(x: float) -> float:
 
 
 def _platt(logits: Sequence[float], labels: Sequence[bool], iterations: int = 100) -> Tuple[float, float]:
-    """Newton's method on the log-loss of sigmoid(a z + b), Platt's smoothed targets."""
+    """Newton's method with a backtracking line search on the log-loss of sigmoid(a z + b),
+    with Platt's smoothed targets (the safeguarded form of Lin, Lin & Weng 2007: a plain
+    Newton step overshoots on well separated scores)."""
     n_pos = sum(1 for y in labels if y)
     n_neg = len(labels) - n_pos
     hi, lo = (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0)
     targets = [hi if y else lo for y in labels]
-    a, b = 1.0, 0.0
+    a, b = 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0))
+
+    def loss(a_: float, b_: float) -> float:
+        total = 0.0
+        for z, t in zip(logits, targets):
+            f = a_ * z + b_
+            # t·(−log σ(f)) + (1−t)·(−log(1−σ(f))), in a form that never overflows.
+            total += (1.0 - t) * f + math.log1p(math.exp(-f)) if f >= 0 else -t * f + math.log1p(math.exp(f))
+        return total
+
+    current = loss(a, b)
     for _ in range(iterations):
-        ga = gb = haa = hab = hbb = 0.0
+        ga = gb = 0.0
+        haa = hbb = 1e-12
+        hab = 0.0
         for z, t in zip(logits, targets):
             p = _sigmoid(a * z + b)
             d = p - t
-            w = max(p * (1.0 - p), 1e-12)
+            w = p * (1.0 - p)
             ga += d * z
             gb += d
             haa += w * z * z
             hab += w * z
             hbb += w
-        haa += 1e-9
-        hbb += 1e-9
+        if abs(ga) < 1e-9 and abs(gb) < 1e-9:
+            break
         det = haa * hbb - hab * hab
-        if abs(det) < 1e-18:
+        da = -(hbb * ga - hab * gb) / det
+        db = -(haa * gb - hab * ga) / det
+        slope = ga * da + gb * db
+        step = 1.0
+        while step >= 1e-10:
+            candidate = loss(a + step * da, b + step * db)
+            if candidate < current + 1e-4 * step * slope:
+                break
+            step /= 2.0
+        if step < 1e-10:
             break
-        da = (hbb * ga - hab * gb) / det
-        db = (haa * gb - hab * ga) / det
-        a, b = a - da, b - db
-        if abs(da) < 1e-10 and abs(db) < 1e-10:
-            break
+        a, b, current = a + step * da, b + step * db, candidate
     return a, b
 
 

@@ -23,6 +23,7 @@ from wikivel_bot.train.dataset import image_store, load_dataset, open_labels
 
 METRICS = ("R@1", "R@5", "R@10", "DivR@10", "mAP@10", "nDCG@5")
 CHUNK = 128
+TOP = 5
 
 
 @dataclass
@@ -99,6 +100,9 @@ def compare_cascade(
     truth: Dict[str, List[str]] = {}
     probabilities: List[float] = []
     labels: List[bool] = []
+    # The verifier where it matters most: the pairs a reviewer would see first.
+    top_p: List[float] = []
+    top_y: List[bool] = []
     k = max(10, cascade.candidates)
     for start in range(0, len(rows), CHUNK):
         files = []
@@ -122,10 +126,13 @@ def compare_cascade(
                 found = linker.search_details(queries, k)
                 for (row, _), hits in zip(files, found):
                     wanted = set(items[row])
-                    for h in hits:
+                    for rank, h in enumerate(hits, start=1):
                         if h.probability is not None:
                             probabilities.append(h.probability)
                             labels.append(label_set.qids[h.position] in wanted)
+                            if rank <= TOP:
+                                top_p.append(probabilities[-1])
+                                top_y.append(labels[-1])
                 hits_lists = [[h.position for h in hits] for hits in found]
             else:
                 hits_lists = [[i for i, _ in hits] for hits in linker.search(queries, k)]
@@ -139,6 +146,9 @@ def compare_cascade(
         out_rows.append((linker.description.name, linker.description.version,
                          {m: float(report.scores[0][m]) for m in METRICS}))
     verifier = verification_metrics(probabilities, labels) if probabilities else {}
+    if top_p:
+        top = verification_metrics(top_p, top_y)
+        verifier.update({f"top{TOP}_{key}": value for key, value in top.items()})
     notes = []
     if dataset.card.get("synthetic"):
         notes.append("synthetic dataset: nothing here is Commons data")
@@ -164,9 +174,16 @@ def comparison_markdown(result: CascadeComparison) -> str:
         v = result.verifier
         lines += ["", f"Verifier ({result.calibration} calibration fitted on the validation split; measured on "
                       f"{int(v['pairs'])} (file, candidate) pairs of the {result.split} split, {kind.rstrip(', ')}):", "",
-                  "| accuracy | precision | recall | F1 | ROC-AUC | ECE | match rate |", "| --- | --- | --- | --- | --- | --- | --- |",
+                  "| accuracy | precision | recall | F1 | ROC-AUC | ECE | match rate | pairs |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |",
                   f"| {v['accuracy']:.3f} | {v['precision']:.3f} | {v['recall']:.3f} | {v['f1']:.3f} | {v['roc_auc']:.3f} | "
-                  f"{v['ece']:.4f} | {v['base_rate']:.3f} |", "", "Reliability diagram (bins with pairs):", "",
+                  f"{v['ece']:.4f} | {v['base_rate']:.3f} | all {int(v['pairs'])} |"]
+        if f"top{TOP}_pairs" in v:
+            lines.append(f"| {v[f'top{TOP}_accuracy']:.3f} | {v[f'top{TOP}_precision']:.3f} | {v[f'top{TOP}_recall']:.3f} | "
+                         f"{v[f'top{TOP}_f1']:.3f} | {v[f'top{TOP}_roc_auc']:.3f} | {v[f'top{TOP}_ece']:.4f} | "
+                         f"{v[f'top{TOP}_base_rate']:.3f} | (only the top {TOP} of each list: "
+                         f"{int(v[f'top{TOP}_pairs'])} pairs)")
+        lines += ["", "Reliability diagram, all pairs (bins with pairs):", "",
                   "| predicted | pairs | mean P | observed match rate |", "| --- | --- | --- | --- |"]
         for b in result.bins:
             if b.count:
