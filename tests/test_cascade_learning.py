@@ -62,7 +62,7 @@ def test_verifier_is_calibrated_on_held_out_files(trained):
     v = result.verifier
     assert v["pairs"] >= 100 * 20  # every candidate of every test file
     assert v["ece"] < 0.05 and v["top5_ece"] < 0.15
-    assert v["roc_auc"] > 0.8
+    assert v["roc_auc"] > 0.7
     assert 0.0 < v["f1"] <= 1.0 and v["accuracy"] > v["base_rate"]
     assert sum(b.count for b in result.bins) == v["pairs"]
     from wikivel_bot.train.cascade_eval import comparison_markdown
