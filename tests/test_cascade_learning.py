@@ -113,10 +113,17 @@ def test_suggestions_carry_alpha_and_probability(trained):
         assert c.probability is not None and 0.0 <= c.probability <= 1.0
     ordered = [c.probability for c in linked.candidates]
     assert ordered == sorted(ordered, reverse=True)  # ranked by score, probability monotone in it
-    # The same file without any text: the image takes the whole weight.
-    blank = dataclasses.replace(media, title="File:X.png", description="")
-    alone = link_files(linker, [(blank, data)], rules=rules_from_settings(settings))[0]
-    assert alone.candidates[0].alpha > linked.candidates[0].alpha
+    # The same picture without any text: the image takes the whole weight.
+    from wikivel_bot.linker.base import Query
+    from wikivel_bot.linker.images import decode_image
+
+    image = decode_image(data, min_side=linker.backbone.image_size)
+    alone = linker.search_details([Query("no text", image, "")], 5)[0]
+    assert alone[0].alpha == 1.0 and linked.candidates[0].alpha < 1.0
+    # Other words move α too.
+    other = link_files(linker, [(dataclasses.replace(media, description="Blue things of many kinds"), data)],
+                       rules=rules_from_settings(settings))[0]
+    assert other.candidates[0].alpha != linked.candidates[0].alpha
     # Verifier switched off: no probability.
     off = create_linker("cascade", settings, cascade=CascadeSettings(candidates=20, verifier=False))
     off.attach(open_labels(dataset), settings.cache_dir)
