@@ -19,11 +19,18 @@ import tempfile
 from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
-sys.path.insert(1, str(Path(__file__).resolve().parent))
+
+import importlib.util  # noqa: E402
 
 import torch  # noqa: E402
 
-from linker import TINY, bench_cascade, thumbnails  # type: ignore[import-not-found]  # noqa: E402
+# bench/linker.py as a module by path (putting bench/ on sys.path would let bench/queue.py
+# shadow the standard library's queue, which torch imports).
+_spec = importlib.util.spec_from_file_location("bench_linker", Path(__file__).resolve().parent / "linker.py")
+assert _spec is not None and _spec.loader is not None
+bench_linker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_linker)
+TINY, bench_cascade, thumbnails = bench_linker.TINY, bench_linker.bench_cascade, bench_linker.thumbnails
 
 
 def cpu_flags() -> str:
