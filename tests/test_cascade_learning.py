@@ -164,3 +164,14 @@ def test_resume_continues_the_run(trained):
     assert "stopped: epochs after" in again.output and "(2 epochs)" in again.output
     other = invoke(["train", *[a if a != "0.003" else "0.02" for a in args], *common, "--resume"])
     assert other.exit_code != 0 and "cannot resume" in other.output
+
+
+def test_evaluate_cli_takes_a_cascade_checkpoint(trained):
+    root, _, _ = trained
+    result = invoke(["evaluate", "--checkpoint", str(root / "cascade" / "best.pt"), "--data", str(root / "syn"),
+                     "--device", "cpu", "--limit", "40", "--report", str(root / "report")])
+    assert result.exit_code == 0, result.output
+    # Zero-shot, the first stage taken from inside the checkpoint, and the cascade.
+    assert "| zero-shot |" in result.output and "| naive-mlp |" in result.output and "| cascade |" in result.output
+    assert "SYNTHETIC data" in result.output and "ECE" in result.output
+    assert (root / "report" / "reliability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

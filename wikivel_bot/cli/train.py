@@ -322,6 +322,10 @@ def evaluate_checkpoint_mode(obj: CliContext, *, checkpoint: Path, data: Optiona
 
     if data is None:
         raise UsageError("evaluate --checkpoint needs the dataset: give --data DIR")
+    from wikivel_bot.linker.cascade_checkpoint import is_cascade_checkpoint
+
+    if is_cascade_checkpoint(checkpoint):
+        return _evaluate_cascade(obj, checkpoint, data, split, report_dir, limit, weights, device, fmt)
     linker = obj.settings.linker
     names = tuple(b.strip() for b in baselines.split(",") if b.strip())
     run = evaluate_checkpoint(
@@ -338,3 +342,25 @@ def evaluate_checkpoint_mode(obj: CliContext, *, checkpoint: Path, data: Optiona
     if fmt == "html":
         return html_page([table4(run), deeper_table(run)], title="wikivel-bot evaluation")
     return table4(run).markdown() + "\n" + deeper_table(run).markdown()
+
+
+def _evaluate_cascade(obj: CliContext, checkpoint: Path, data: Path, split: str, report_dir: Optional[Path],
+                      limit: Optional[int], weights: Optional[str], device: Optional[str], fmt: str) -> str:
+    """``evaluate --checkpoint`` for a cascade: zero-shot, its first stage and the cascade, and the verifier."""
+    import dataclasses as dc
+
+    from wikivel_bot.train.cascade_eval import compare_cascade, comparison_markdown, write_reliability_plot
+
+    linker = obj.settings.linker
+    result = compare_cascade(checkpoint, data, split=split, weights=linker.weights if weights is None else weights,
+                             device=device or linker.device, cache_dir=linker.cache_dir, limit=limit)
+    text = comparison_markdown(result)
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / "cascade.md").write_text(text, encoding="utf-8")
+        plot = write_reliability_plot(result, report_dir / "reliability.png")
+        click.echo(f"wrote {report_dir / 'cascade.md'}, {plot}", err=True)
+    if fmt == "json":
+        doc = dc.asdict(result)
+        return json.dumps(doc, indent=2) + "\n"
+    return text

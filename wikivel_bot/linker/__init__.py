@@ -11,7 +11,9 @@ Public API::
 
 Modules: ``registry`` (configs/*.json, factory), ``encoders`` + ``weights`` (open_clip),
 ``heads``, ``checkpoint``, ``index`` (on-disk label index), ``search`` (chunked top-k),
-``clip`` (CLIP linkers), ``baselines``, ``images`` (safe decoding), ``texts``, ``link``.
+``clip`` (CLIP linkers), ``baselines``, ``images`` (safe decoding), ``texts``, ``link``;
+the cascade (docs/cascade.md): ``cascade`` (linker), ``pair`` (cross-attention pair model, α),
+``cascade_checkpoint``, ``cascade_text`` (the file text it reads).
 
 Importing this package does not import torch; the names below that need it load on use.
 """

@@ -59,7 +59,7 @@ def compare_cascade(
 
     :param cascade_checkpoint: ``best.pt`` of ``train --variant cascade``.
     :param data: the dataset directory.
-    :param naive: a naive-mlp checkpoint (its row is left out when None).
+    :param naive: a naive-mlp checkpoint (default: the first stage embedded in the cascade checkpoint).
     :param fusion: a fusion checkpoint (its row is left out when None).
     :raises UsageError: no file of the split has an image.
     """
@@ -82,8 +82,16 @@ def compare_cascade(
     loader = item_image_loader(store)
     cascade = cascade or CascadeSettings(candidates=checkpoint.candidates, text_tokens=checkpoint.text_tokens)
     plan: List[Tuple[str, Optional[Path]]] = [("zero-shot", None)]
+    if naive is None and checkpoint.first_stage:
+        # The first stage's own checkpoint travels inside the cascade's: score it too.
+        import tempfile
+
+        import torch
+
+        naive = Path(tempfile.mkdtemp(prefix="wikivel-first-stage-")) / "first-stage.pt"
+        torch.save(dict(checkpoint.first_stage), naive)
     if naive is not None:
-        plan.append(("naive-mlp", naive))
+        plan.append((checkpoint.first_stage_linker or "naive-mlp", naive))
     if fusion is not None:
         plan.append(("fusion", fusion))
     plan.append(("cascade", Path(cascade_checkpoint)))
