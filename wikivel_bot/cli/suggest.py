@@ -181,6 +181,8 @@ def _as_json(description: Any, label_set: Any, index: Any, outcomes: Sequence[An
 
 
 def _print_table(description: Any, outcomes: Sequence[Any]) -> None:
+    from wikivel_bot.core.review_rules import format_signals
+
     click.echo(f"linker: {description.version} on {description.device}")
     for warning in description.warnings:
         click.echo(f"WARNING: {warning}")
@@ -197,7 +199,8 @@ def _print_table(description: Any, outcomes: Sequence[Any]) -> None:
         for c in outcome.candidates:
             label = _cut(str(c.evidence.get("label", "")), 24)
             text = _cut(str(c.evidence.get("description", "")), 32)
-            notes = "; ".join(c.evidence.get("notes", []))
+            signals = format_signals(c.alpha, c.probability)  # cascade: P(match), image/text shares
+            notes = "; ".join([signals] * bool(signals) + list(c.evidence.get("notes", [])))
             click.echo(f"  {c.rank:>4}  {c.qid:<11} {label:<24} {text:<32} {c.score:>7.4f}  {notes}".rstrip())
     if description.random_weights:
         click.echo("")

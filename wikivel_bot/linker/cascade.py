@@ -173,7 +173,8 @@ class CascadeLinker:
     @property
     def description(self) -> LinkerDescription:
         first = self.first.description
-        version = f"{self.spec.name}/v{self.spec.version} first:{first.version} K={self.cascade.candidates}"
+        # The first stage's own checkpoint lives inside the cascade's: one digest names both.
+        version = f"{self.spec.name}/v{self.spec.version} first:{first.version.split(' ckpt:')[0]} K={self.cascade.candidates}"
         if self.checkpoint is not None:
             version += f" ckpt:{self.checkpoint.digest[:12]}"
         return replace(first, name=self.spec.name, version=version,
