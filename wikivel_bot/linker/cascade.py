@@ -285,7 +285,7 @@ class CascadeLinker:
         items = torch.stack([self._item_text[index], self._item_image[index]], dim=2)
         item_mask = torch.stack([torch.ones_like(index, dtype=torch.bool), self._item_image_present[index]], dim=2)
         out = self.pair(files, file_mask, items, item_mask, first_scores.to(device))
-        scores, order = torch.sort(out.scores, dim=1, descending=True)
+        order = torch.argsort(out.scores, dim=1, descending=True)
         calibration = self.calibration
         results: List[List[Hit]] = []
         for row in range(len(queries)):
@@ -297,5 +297,4 @@ class CascadeLinker:
                                 round(calibration.probability(z), 4) if calibration is not None else None,
                                 float(first_scores[row, j])))
             results.append(hits)
-        del scores
         return results
