@@ -238,6 +238,46 @@ def bench_search(items: int, dim: int, tmp: Path, queries: int = 32, k: int = 10
     return rates(queries, ours_s), rates(reference_queries, ref_s)
 
 
+def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rounds: int = 5) -> Tuple[float, float]:
+    """Median process-CPU seconds per image of (naive-mlp alone, the cascade re-ranking its top 50).
+
+    Both run ``link_files`` over the same thumbnails and an 18,522-item index of random unit
+    vectors (the cascade's item text and P18 image indexes too: cost does not depend on
+    content); files carry a name, a 25-word description and three categories, so the pair
+    model's text side costs what it would on Commons. Interleaved rounds; medians.
+    """
+    from wikivel_bot.config import CascadeSettings
+    from wikivel_bot.linker.cascade import CascadeLinker
+
+    labels = SyntheticLabels(SMALL_ITEMS)
+    settings = LinkerSettings(model=model, pretrained="", weights="random", device="cpu", threads=threads, batch_size=32)
+    first = create_linker("naive-mlp", settings)
+    cascade = create_linker("cascade", settings, cascade=CascadeSettings(candidates=50))
+    assert isinstance(first, ClipLinker) and isinstance(cascade, CascadeLinker)
+    vectors = random_index(SMALL_ITEMS, first.backbone.embed_dim)
+    fill = lambda self, label_set, out, *rest: out.__setitem__(slice(None), vectors)  # noqa: E731
+    saved = (ClipLinker._encode_items, CascadeLinker._encode_item_texts, CascadeLinker._encode_item_images)
+    ClipLinker._encode_items = CascadeLinker._encode_item_texts = CascadeLinker._encode_item_images = fill  # type: ignore
+    try:
+        first.attach(labels, cache)
+        cascade.attach(labels, cache)
+    finally:
+        ClipLinker._encode_items, CascadeLinker._encode_item_texts, CascadeLinker._encode_item_images = saved  # type: ignore
+    words = " ".join(WORDS)
+    files = [(MediaFile(page_id=i + 1, title=f"File:{WORDS[i % len(WORDS)].title()}_bench_photo_{i}.jpg",
+                        description=" ".join(words.split()[i % 7:i % 7 + 25]),
+                        categories=(f"Category:{WORDS[(i + 3) % len(WORDS)]}s in 2024", "Category:Buildings",
+                                    "Category:CC-BY-SA-4.0")), data) for i, data in enumerate(images)]
+    rules = RankingRules(top_k=10)
+    link_files(first, files[:8], rules=rules)  # warm-up
+    link_files(cascade, files[:8], rules=rules)
+    times: List[List[float]] = [[], []]
+    for _ in range(rounds):
+        for i, linker in enumerate((first, cascade)):
+            times[i].append(timed(lambda: link_files(linker, files, rules=rules))[1] / len(files))
+    return float(np.median(times[0])), float(np.median(times[1]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=2)
@@ -272,6 +312,9 @@ def main() -> None:
         ours, single, padded = bench_texts(model, args.texts, args.threads)
         rows.append((f"label-index texts/s, {model} (random weights)", "texts/s", ours, single))
         rows.append(("  same, vs open_clip batches of 256 padded to 77", "texts/s", ours, padded))
+        alone, cascade = bench_cascade(model, images, args.threads, str(tmp / "cache"))
+        rows.append((f"cascade (K=50) vs its first stage naive-mlp, {model}", "images/CPU s", (1 / cascade, 1 / cascade),
+                     (1 / alone, 1 / alone)))
     dim = 512
     for items in (SMALL_ITEMS, args.large_items):
         ours, ref = bench_search(items, dim, tmp)

@@ -146,7 +146,8 @@ def test_linkers_lists_the_registry(run):
     result = run("linkers", "--json")
     assert result.exit_code == 0
     names = {entry["name"] for entry in json.loads(result.stdout)}
-    assert names == {"zero-shot", "zero-shot-prompt", "naive-mlp", "naive-te", "fusion", "random-freq", "top-k"}
+    assert names == {"zero-shot", "zero-shot-prompt", "naive-mlp", "naive-te", "fusion", "random-freq", "top-k",
+                     "cascade"}
     table = run("linkers").stdout
     assert "naive-mlp" in table and "Naive CLIP (paper §4.1)" in table
 

@@ -220,3 +220,36 @@ def test_linker_calibrated_setting_is_the_default_thresholds_file(queue: str, tm
     assert run.exit_code == 0, run.output
     pairs = [(r["mid"], r["qid"]) for r in csv.DictReader(io.StringIO(run.stdout))]
     assert pairs == [("M1", "Q146"), ("M1", "Q5")]
+
+
+def test_calibrate_on_the_verifier_probability() -> None:
+    """Cascade suggestions carry a probability: thresholds can be fitted on it instead of the score.
+
+    Scores are the constructed ones reversed (useless), probabilities carry the order: the
+    threshold comes from the probabilities and the filter compares probabilities.
+    """
+    import dataclasses
+
+    results = constructed()
+    with_p = []
+    for r in results:
+        suggestions = tuple(dataclasses.replace(s, probability=s.score, score=1.0 - s.score) for s in r.suggestions)
+        with_p.append(dataclasses.replace(r, suggestions=suggestions))
+    document = calibrate_results(with_p, target=0.8, min_support=1, on="probability")
+    entry = next(iter(document["linkers"].values()))
+    assert entry["on"] == "probability"
+    by_score = calibrate_results(results, target=0.8, min_support=1)
+    assert entry["threshold"] == next(iter(by_score["linkers"].values()))["threshold"]
+    thresholds = parse_thresholds(document)
+    name = next(iter(thresholds.linkers))
+    assert thresholds.linkers[name].on == "probability"
+    flt = CalibratedFilter(thresholds)
+    threshold = entry["threshold"]
+    assert flt.keep(name, "Q1", 0.0, threshold + 0.01) and not flt.keep(name, "Q1", 0.99, threshold - 0.01)
+    assert not flt.keep(name, "Q1", 0.99, None)  # no probability, no pass
+    with pytest.raises(UsageError, match="review query cannot filter"):
+        review_threshold(thresholds, name)
+    with pytest.raises(UsageError, match="carries a probability"):
+        calibrate_results(results, target=0.8, on="probability")
+    with pytest.raises(UsageError, match="--on must be"):
+        calibrate_results(results, target=0.8, on="cosine")

@@ -134,6 +134,19 @@ class LinkerSettings:
 
 
 @dataclass(frozen=True)
+class CascadeSettings:
+    # The cascade linker (linker.name = "cascade", linker.checkpoint = a cascade checkpoint).
+    # First-stage candidates the pair model re-ranks per file (seed 004 re-ranks a top slice).
+    candidates: int = 50
+    # File-text tokens the pair model reads (the CLIP text tower's cost grows with them).
+    text_tokens: int = 32
+    # First stage when no cascade checkpoint names one (an untrained cascade ranks like it).
+    first_stage: str = "naive-mlp"
+    # Attach the verifier's calibrated match probability to suggestions (when the checkpoint has one).
+    verifier: bool = True
+
+
+@dataclass(frozen=True)
 class ReviewSettings:
     # Recorded with every decision; --reviewer overrides.
     reviewer: str = ""
@@ -265,6 +278,7 @@ class Settings:
     fetch: FetchSettings = field(default_factory=FetchSettings)
     linker: LinkerSettings = field(default_factory=LinkerSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
+    cascade: CascadeSettings = field(default_factory=CascadeSettings)
     write: WriteSettings = field(default_factory=WriteSettings)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     safety: SafetySettings = field(default_factory=SafetySettings)

@@ -284,7 +284,8 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
 
     # Fusion's Wikidata side reads the items' P18 thumbnails, fetched once into the cache.
     images = item_image_cache(settings, site) if get_spec(settings.linker.name).uses_item_images else None
-    linker = create_linker(settings.linker.name, settings.linker, item_image_loader=images)
+    linker = create_linker(settings.linker.name, settings.linker, item_image_loader=images,
+                           cascade=settings.cascade)
     linker.attach(label_set, settings.linker.cache_dir, progress=False)
     rules = rules_from_settings(settings.linker, safety=settings.safety)
 

@@ -143,6 +143,10 @@ class Candidate:
     linker_version: str
     labelset_hash: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    # Cascade linker: the image's share α of the file side (1 - α is the file text's).
+    alpha: Optional[float] = None
+    # A verifier's calibrated match probability P(match) (None without a verifier).
+    probability: Optional[float] = None
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ class CliContext:
         from wikivel_bot.linker import create_linker
 
         settings = self.settings.linker
-        linker = create_linker(settings.name, settings, item_image_loader=self.item_images(settings.name, progress))
+        linker = create_linker(settings.name, settings, item_image_loader=self.item_images(settings.name, progress),
+                               cascade=self.settings.cascade)
         linker.attach(self.label_set(), settings.cache_dir, progress=progress)
         return linker
 

@@ -171,8 +171,10 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
 @click.option("--out", "out_path", default="thresholds.json", show_default=True,
               type=click.Path(dir_okay=False, path_type=Path), help="Thresholds file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the thresholds document instead of a table.")
+@click.option("--on", "on", type=click.Choice(["score", "probability"]), default="score", show_default=True,
+              help="Threshold the linker's score, or the verifier's calibrated match probability (cascade).")
 def calibrate(results_paths: Sequence[Path], target: float, hops: int, holdout: float, min_support: int,
-              by_category: bool, out_path: Path, as_json: bool) -> None:
+              by_category: bool, out_path: Path, as_json: bool, on: str) -> None:
     """Score calibration: per linker (and with --by-category per super-category), the lowest
     score threshold whose suggestions reach --target precision on one part of the files,
     and the precision it reaches on the held-out part. suggest, export and review apply the
@@ -188,7 +190,7 @@ def calibrate(results_paths: Sequence[Path], target: float, hops: int, holdout: 
 
     results = read_results(list(results_paths))
     document = calibrate_results(results, target=target, hops=hops, holdout=holdout, min_support=min_support,
-                                 by_category=by_category, sources=[str(p) for p in results_paths])
+                                 by_category=by_category, sources=[str(p) for p in results_paths], on=on)
     write_thresholds(document, out_path)
     if as_json:
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))

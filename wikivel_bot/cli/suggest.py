@@ -86,7 +86,8 @@ def suggest(
     from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
 
     images = obj.item_images(settings.name, progress=not as_json)
-    linker = create_linker(settings.name, settings, item_image_loader=images)
+    linker = create_linker(settings.name, settings, item_image_loader=images,
+                           cascade=obj.settings.cascade)
     index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
     rules = rules_from_settings(settings, top_k, safety=obj.settings.safety)
     verbose = max(verbose, obj.verbose)
@@ -151,6 +152,8 @@ def _file_entry(outcome: Any, label_set: Any) -> dict:
                 "rank": c.rank, "qid": c.qid, "label": c.evidence.get("label", ""),
                 "description": c.evidence.get("description", ""), "score": c.score,
                 "notes": c.evidence.get("notes", []),
+                **({"alpha": c.alpha} if c.alpha is not None else {}),
+                **({"probability": c.probability} if c.probability is not None else {}),
             }
             for c in outcome.candidates
         ]
@@ -183,6 +186,8 @@ def _print_header(description: Any, notices: Sequence[str] = ()) -> None:
 
 def _print_outcome(outcome: Any, withheld: Sequence[str] = ()) -> None:
     """One file's table, then what the safety rules withheld (one by one with -v)."""
+    from wikivel_bot.core.review_rules import format_signals
+
     click.echo("")
     click.echo(f"{outcome.media.title}")
     if not hasattr(outcome, "candidates"):
@@ -197,7 +202,8 @@ def _print_outcome(outcome: Any, withheld: Sequence[str] = ()) -> None:
     for c in outcome.candidates:
         label = _cut(str(c.evidence.get("label", "")), 24)
         text = _cut(str(c.evidence.get("description", "")), 32)
-        notes = "; ".join(c.evidence.get("notes", []))
+        signals = format_signals(c.alpha, c.probability)  # cascade: P(match), image/text shares
+        notes = "; ".join([signals] * bool(signals) + list(c.evidence.get("notes", [])))
         click.echo(f"  {c.rank:>4}  {c.qid:<11} {label:<24} {text:<32} {c.score:>7.4f}  {notes}".rstrip())
     for line in withheld:
         click.echo(line)

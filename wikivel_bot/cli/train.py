@@ -18,7 +18,7 @@ from wikivel_bot.errors import UsageError
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
-TRAINABLE = ("naive-mlp", "naive-te", "fusion")
+TRAINABLE = ("naive-mlp", "naive-te", "fusion", "cascade")
 
 
 def _show(progress: Optional[bool]) -> bool:
@@ -130,13 +130,21 @@ def _echo_card(card: Any) -> None:
 @click.option("--files", "n_files", type=click.IntRange(min=20), default=1200, show_default=True, help="Files to generate.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the images and the split.")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
-def synthetic(out_dir: Path, n_files: int, seed: int, force: bool) -> None:
+@click.option("--text-signal", is_flag=True,
+              help="Split the colour between picture and text: grey pictures for half the files, the colour "
+                   "named in the file name, description or categories for most (for the cascade).")
+def synthetic(out_dir: Path, n_files: int, seed: int, force: bool, text_signal: bool) -> None:
     """Write a synthetic, learnable dataset (coloured shapes with hierarchical items) for
     smoke runs without network: train it with --model DIR/tiny-model.json --weights random.
     Nothing in it is Commons data, and every report on it says so."""
     from wikivel_bot.train.synthetic import make_synthetic
 
-    card = make_synthetic(out_dir, n_files, seed, force=force)
+    if text_signal:
+        from wikivel_bot.train.synthetic_text import make_text_synthetic
+
+        card = make_text_synthetic(out_dir, n_files, seed, force=force)
+    else:
+        card = make_synthetic(out_dir, n_files, seed, force=force)
     _echo_card(card)
     click.echo(f"wrote {out_dir} (synthetic)")
 
@@ -229,8 +237,9 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 
 
 @click.command("train")
-@click.option("--linker", "linker_name", required=True, type=click.Choice(TRAINABLE),
-              help="Variant to train (paper §4): naive-mlp, naive-te (text encoder too) or fusion.")
+@click.option("--linker", "--variant", "linker_name", required=True, type=click.Choice(TRAINABLE),
+              help="Variant to train (paper §4): naive-mlp, naive-te (text encoder too), fusion, or cascade "
+                   "(the pair model re-ranking a trained first stage; see --first-stage).")
 @click.option("--data", "data_dir", required=True, type=_DIR, help="Dataset directory (`dataset build` or `dataset synthetic`).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory: best.pt, last.pt, train-state.pt, metrics.jsonl (default: runs/LINKER).")
@@ -243,12 +252,13 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 @click.option("--device", help="auto, cpu, cuda, cuda:N (default: linker.device).")
 @click.option("--threads", type=click.IntRange(min=0), help="CPU threads for torch (default: linker.threads).")
 @click.option("--epochs", type=click.IntRange(min=1), default=10, show_default=True, help="Most epochs to run.")
-@click.option("--batch-size", type=click.IntRange(min=2), default=1024, show_default=True, help="(File, item) rows per batch.")
+@click.option("--batch-size", type=click.IntRange(min=2), default=1024, show_default=True, help="(File, item) rows per batch (cascade: files per batch, at most 256).")
 @click.option("--lr", type=float, default=1e-3, show_default=True, help="AdamW learning rate of the heads.")
 @click.option("--text-lr", type=float, default=1e-5, show_default=True, help="Learning rate of the text encoder (naive-te).")
 @click.option("--weight-decay", type=float, default=0.01, show_default=True, help="AdamW weight decay.")
-@click.option("--loss", type=click.Choice(["contrastive", "triplet"]), default="contrastive", show_default=True,
-              help="contrastive: relaxed multi-positive (§4.3); triplet: hinge on the hardest in-batch negative.")
+@click.option("--loss", type=click.Choice(["contrastive", "triplet"]), default=None,
+              help="contrastive: relaxed multi-positive (§4.3); triplet: hinge on the hardest in-batch negative "
+                   "[default: contrastive].")
 @click.option("--margin", type=float, default=0.2, show_default=True, help="Triplet margin.")
 @click.option("--temperature", type=float, default=0.07, show_default=True, help="Initial contrastive temperature.")
 @click.option("--learn-temperature/--fixed-temperature", default=True, show_default=True, help="Learn the temperature.")
@@ -267,12 +277,17 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of batches, initialisation and dropout.")
 @click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many steps in all (resumable).")
 @click.option("--resume", is_flag=True, help="Continue the run in --out where it stopped.")
+@click.option("--first-stage", type=_FILE,
+              help="cascade: the trained first-stage checkpoint (naive-mlp best.pt) whose top candidates it re-ranks.")
+@click.option("--candidates", type=click.IntRange(min=2), help="cascade: candidates per file (default: cascade.candidates).")
+@click.option("--calibration", type=click.Choice(["platt", "isotonic"]), default="platt", show_default=True,
+              help="cascade: how the verifier's match probability is calibrated on the validation files.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
 @click.pass_obj
 def train(obj: CliContext, linker_name: str, data_dir: Path, out_dir: Optional[Path], labels_dir: Optional[Path],
           images_dir: Optional[Path], cache_dir: Optional[str], model: Optional[str], pretrained: Optional[str],
           weights: Optional[str], device: Optional[str], threads: Optional[int], progress: Optional[bool],
-          **options: Any) -> None:
+          first_stage: Optional[Path], candidates: Optional[int], calibration: str, **options: Any) -> None:
     """Train a linker's head on a dataset: AdamW, relaxed multi-positive contrastive loss
     with hop targets and inverse batch frequency (or hinge triplet), two validation passes
     per epoch, early stopping; writes self-describing checkpoints (best.pt is the one to use).
@@ -280,7 +295,15 @@ def train(obj: CliContext, linker_name: str, data_dir: Path, out_dir: Optional[P
     \b
     wikivel-bot train --linker naive-mlp --data data/wikivel --out runs/naive-mlp
     wikivel-bot train --linker naive-mlp --data syn --model syn/tiny-model.json --weights random
+    wikivel-bot train --variant cascade --first-stage runs/naive-mlp/best.pt --data data/wikivel
     """
+    if linker_name == "cascade":
+        _train_cascade(obj, data_dir, out_dir, labels_dir, images_dir, cache_dir, model, pretrained, weights, device,
+                       threads, progress, first_stage, candidates, calibration, options)
+        return
+    if first_stage is not None or candidates is not None:
+        raise UsageError("--first-stage and --candidates are options of --variant cascade")
+    options["loss"] = options["loss"] or "contrastive"
     from wikivel_bot.train.loop import TrainConfig
     from wikivel_bot.train.loop import train as run_training
 
@@ -293,6 +316,40 @@ def train(obj: CliContext, linker_name: str, data_dir: Path, out_dir: Optional[P
         threads=linker.threads if threads is None else threads, progress=_show(progress), **options,
     )
     result = run_training(config)
+    position = result.position
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    click.echo(f"stopped: {position.stopped} after {position.step} steps ({position.epoch} epochs) in {result.seconds:.1f} s")
+    if result.best is not None:
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in result.best_metrics.items())
+        click.echo(f"best: {result.best} (step {position.best_step}; {shown})")
+    click.echo(f"last: {result.last}")
+
+
+def _train_cascade(obj: CliContext, data_dir: Path, out_dir: Optional[Path], labels_dir: Optional[Path],
+                   images_dir: Optional[Path], cache_dir: Optional[str], model: Optional[str], pretrained: Optional[str],
+                   weights: Optional[str], device: Optional[str], threads: Optional[int], progress: Optional[bool],
+                   first_stage: Optional[Path], candidates: Optional[int], calibration: str,
+                   options: Any) -> None:
+    """``train --variant cascade``: the options the cascade shares with the others, and its own."""
+    from wikivel_bot.train.cascade import CascadeTrainConfig, train_cascade
+
+    linker = obj.settings.linker
+    select = options["select"] if options["select"] != "R@10" else "nDCG@5"
+    config = CascadeTrainConfig(
+        data=str(data_dir), out=str(out_dir or Path("runs") / "cascade"), first_stage=str(first_stage or ""),
+        first_stage_linker=obj.settings.cascade.first_stage, labels=str(labels_dir or ""),
+        images=str(images_dir or ""), cache_dir=cache_dir or linker.cache_dir, model=model or linker.model,
+        pretrained=linker.pretrained if pretrained is None else pretrained,
+        weights=linker.weights if weights is None else weights, device=device or linker.device,
+        threads=linker.threads if threads is None else threads,
+        candidates=candidates or obj.settings.cascade.candidates, text_tokens=obj.settings.cascade.text_tokens,
+        epochs=options["epochs"], batch_size=min(options["batch_size"], 256), lr=options["lr"],
+        weight_decay=options["weight_decay"], loss=options["loss"] or "contrastive", margin=options["margin"],
+        calibration=calibration, select=select, patience=options["patience"], seed=options["seed"],
+        max_steps=options["max_steps"], resume=options["resume"], progress=_show(progress),
+    )
+    result = train_cascade(config)
     position = result.position
     for note in result.notes:
         click.echo(f"note: {note}")
@@ -322,6 +379,10 @@ def evaluate_checkpoint_mode(obj: CliContext, *, checkpoint: Path, data: Optiona
 
     if data is None:
         raise UsageError("evaluate --checkpoint needs the dataset: give --data DIR")
+    from wikivel_bot.linker.cascade_checkpoint import is_cascade_checkpoint
+
+    if is_cascade_checkpoint(checkpoint):
+        return _evaluate_cascade(obj, checkpoint, data, split, report_dir, limit, weights, device, fmt)
     linker = obj.settings.linker
     names = tuple(b.strip() for b in baselines.split(",") if b.strip())
     run = evaluate_checkpoint(
@@ -338,3 +399,25 @@ def evaluate_checkpoint_mode(obj: CliContext, *, checkpoint: Path, data: Optiona
     if fmt == "html":
         return html_page([table4(run), deeper_table(run)], title="wikivel-bot evaluation")
     return table4(run).markdown() + "\n" + deeper_table(run).markdown()
+
+
+def _evaluate_cascade(obj: CliContext, checkpoint: Path, data: Path, split: str, report_dir: Optional[Path],
+                      limit: Optional[int], weights: Optional[str], device: Optional[str], fmt: str) -> str:
+    """``evaluate --checkpoint`` for a cascade: zero-shot, its first stage and the cascade, and the verifier."""
+    import dataclasses as dc
+
+    from wikivel_bot.train.cascade_eval import compare_cascade, comparison_markdown, write_reliability_plot
+
+    linker = obj.settings.linker
+    result = compare_cascade(checkpoint, data, split=split, weights=linker.weights if weights is None else weights,
+                             device=device or linker.device, cache_dir=linker.cache_dir, limit=limit)
+    text = comparison_markdown(result)
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / "cascade.md").write_text(text, encoding="utf-8")
+        plot = write_reliability_plot(result, report_dir / "reliability.png")
+        click.echo(f"wrote {report_dir / 'cascade.md'}, {plot}", err=True)
+    if fmt == "json":
+        doc = dc.asdict(result)
+        return json.dumps(doc, indent=2) + "\n"
+    return text

@@ -90,6 +90,10 @@ class ReviewCandidate:
     notes: Tuple[str, ...] = ()
     # Made with random weights (a smoke run): the suggestion means nothing.
     random_weights: bool = False
+    # Cascade linker: the image's share α of the file side (the rest is the file's text).
+    alpha: Optional[float] = None
+    # A verifier's calibrated match probability.
+    probability: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -322,3 +326,14 @@ def offline_verdict(
 
 def _phrase(state: CandidateState) -> str:
     return _HANDLED.get(state, state.value)
+
+
+def format_signals(alpha: Optional[float], probability: Optional[float]) -> str:
+    """``"P 0.91, image 62% / text 38%"`` for a cascade suggestion; '' when it has neither."""
+    parts = []
+    if probability is not None:
+        parts.append(f"P {probability:.2f}")
+    if alpha is not None:
+        image = round(100 * alpha)
+        parts.append(f"image {image}% / text {100 - image}%")
+    return ", ".join(parts)

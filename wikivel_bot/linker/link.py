@@ -7,7 +7,7 @@ database here: the caller passes what the queue knows (rejected pairs) and store
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import AbstractSet, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from wikivel_bot.config import LinkerSettings, SafetySettings
@@ -131,17 +131,45 @@ def link_files(
             if isinstance(image, FileUnavailable):
                 outcomes[start + offset] = LinkFailed(media, str(image))
                 continue
-            queries.append(
-                Query(media.title, image, file_text(media, linker.query_text_fields), _seed(media))
-            )
+            queries.append(Query(media.title, image, _query_text(linker, media), _seed(media)))
             positions.append(start + offset)
         if not queries:
             continue
         medias = [files[p][0] for p in positions]
         k = _fetch_k(medias, rejected, rules, label_set)
-        for position, media, hits in zip(positions, medias, linker.search(queries, k)):
-            outcomes[position] = _rank(media, hits, label_set, rejected.get(media.page_id, frozenset()), rules, description)
+        details = getattr(linker, "search_details", None)
+        if details is not None:
+            # The cascade: per hit also α (image share) and the verifier's probability.
+            detailed = details(queries, k)
+            found = [[(h.position, h.score) for h in hits] for hits in detailed]
+            extras = [{label_set.qids[h.position]: (h.alpha, h.probability) for h in hits} for hits in detailed]
+        else:
+            found = linker.search(queries, k)
+            extras = [{} for _ in found]
+        for position, media, hits, extra in zip(positions, medias, found, extras):
+            linked = _rank(media, hits, label_set, rejected.get(media.page_id, frozenset()), rules, description)
+            outcomes[position] = _with_details(linked, extra) if extra else linked
     return [o for o in outcomes if o is not None]
+
+
+def _query_text(linker: Linker, media: MediaFile) -> str:
+    """The file text the linker reads: its own ``query_text`` (the cascade's) or the configured fields."""
+    own = getattr(linker, "query_text", None)
+    return own(media) if own is not None else file_text(media, linker.query_text_fields)
+
+
+def _with_details(linked: Linked, extra: Mapping[str, Tuple[float, Optional[float]]]) -> Linked:
+    """Candidates with α and the probability set, in the fields and in the evidence (stored with the row)."""
+    out = []
+    for c in linked.candidates:
+        alpha, probability = extra.get(c.qid, (None, None))
+        evidence = dict(c.evidence)
+        if alpha is not None:
+            evidence["alpha"] = alpha
+        if probability is not None:
+            evidence["probability"] = probability
+        out.append(replace(c, alpha=alpha, probability=probability, evidence=evidence))
+    return replace(linked, candidates=tuple(out))
 
 
 def _rank(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from wikivel_bot.config import LinkerSettings
+from wikivel_bot.config import CascadeSettings, LinkerSettings
 from wikivel_bot.errors import LinkerError, UsageError
 from wikivel_bot.linker.base import ItemImageLoader, Linker
 
@@ -25,11 +25,12 @@ ARCHITECTURES = {
     "zero-shot": "clip",
     "naive": "clip",
     "fusion": "clip",
+    "cascade": "cascade",
     "frequency-top": "baseline",
     "frequency-sample": "baseline",
 }
 QUERY_TEXT_FIELDS = ("title", "description", "categories")
-TRAINABLE_PARTS = ("image_head", "text_head", "text_encoder", "query_head", "entity_head")
+TRAINABLE_PARTS = ("image_head", "text_head", "text_encoder", "query_head", "entity_head", "pair_model")
 _REQUIRED = ("name", "architecture", "version", "description")
 
 
@@ -63,7 +64,7 @@ class LinkerSpec:
 
     @property
     def kind(self) -> str:
-        """``clip`` (needs torch and weights) or ``baseline``."""
+        """``clip`` (needs torch and weights), ``cascade`` (a clip first stage and a pair model) or ``baseline``."""
         return ARCHITECTURES[self.architecture]
 
     @property
@@ -138,6 +139,7 @@ def create_linker(
     settings: Optional[LinkerSettings] = None,
     *,
     item_image_loader: Optional[ItemImageLoader] = None,
+    cascade: Optional[CascadeSettings] = None,
 ) -> Linker:
     """Build a linker by registry name; call ``attach(label_set, cache_dir)`` before searching.
 
@@ -146,6 +148,7 @@ def create_linker(
         threads and batch size; defaults when None.
     :param item_image_loader: where the fusion linker gets item images (P18); without one
         its item side is text only (the index manifest says so).
+    :param cascade: the cascade linker's settings (candidates K...); defaults when None.
     :raises UsageError: unknown name.
     :raises LinkerError: weights missing or unreachable, a bad checkpoint, a bad device.
     """
@@ -155,6 +158,10 @@ def create_linker(
         from wikivel_bot.linker.baselines import FrequencyLinker
 
         return FrequencyLinker(spec, settings)
+    if spec.kind == "cascade":
+        from wikivel_bot.linker.cascade import build_cascade_linker
+
+        return build_cascade_linker(spec, settings, cascade, item_image_loader=item_image_loader)
     from wikivel_bot.linker.clip import build_clip_linker
 
     return build_clip_linker(spec, settings, item_image_loader=item_image_loader)

@@ -32,7 +32,7 @@ def filter_outcomes(outcomes: Sequence[Any], flt: CalibratedFilter) -> List[Any]
         if candidates is None:
             kept.append(outcome)
             continue
-        passing = tuple(c for c in candidates if flt.keep(c.linker, c.qid, c.score))
+        passing = tuple(c for c in candidates if flt.keep(c.linker, c.qid, c.score, getattr(c, "probability", None)))
         kept.append(dataclasses.replace(outcome, candidates=passing))
     return kept
 
@@ -41,7 +41,8 @@ def filter_review_files(files: Iterable[Any], flt: CalibratedFilter) -> Iterator
     """Review files (``core.review_rules.ReviewFile``) with only passing candidates; files
     left without candidates are not yielded."""
     for review_file in files:
-        passing = tuple(c for c in review_file.candidates if flt.keep(c.linker, c.qid, c.score))
+        passing = tuple(c for c in review_file.candidates
+                        if flt.keep(c.linker, c.qid, c.score, getattr(c, "probability", None)))
         if passing:
             yield dataclasses.replace(review_file, candidates=passing)
 
@@ -63,6 +64,9 @@ def review_threshold(thresholds: Thresholds, linker: Optional[str]) -> Tuple[str
     entry = thresholds.linkers.get(linker)
     if entry is None:
         raise UsageError(f"{thresholds.path}: no threshold for linker {linker!r} (calibrated: {', '.join(names)})")
+    if entry.on == "probability":
+        raise UsageError(f"{thresholds.path}: linker {linker!r} is calibrated on the verifier's probability, which "
+                         "the review query cannot filter on; use export --calibrated")
     if entry.threshold is None:
         raise UsageError(f"{thresholds.path}: linker {linker!r} did not reach the target precision "
                          f"{thresholds.target:g}: no suggestion passes")

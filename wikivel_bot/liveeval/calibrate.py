@@ -59,19 +59,29 @@ def split_results(results: Sequence[FileResult], holdout: float = DEFAULT_HOLDOU
     return calibration, held_out
 
 
-def pairs(results: Sequence[FileResult], hops: int = 0) -> List[Pair]:
-    """(score, correct at ``hops``) of every suggestion."""
-    return [(s.score, s.correct(hops)) for r in results for s in r.suggestions]
+# What a threshold applies to: the linker's score, or a verifier's calibrated probability
+# (the cascade's; suggestions without one are left out of the calibration).
+ON = ("score", "probability")
 
 
-def grouped_pairs(results: Sequence[FileResult], hops: int = 0) -> List[Tuple[str, float, bool]]:
-    """(super-category, score, correct) of every suggestion."""
-    return [(s.category or UNCATEGORISED, s.score, s.correct(hops)) for r in results for s in r.suggestions]
+def _value(s: Any, on: str) -> Optional[float]:
+    return s.score if on == "score" else s.probability
+
+
+def pairs(results: Sequence[FileResult], hops: int = 0, on: str = "score") -> List[Pair]:
+    """(score or probability, correct at ``hops``) of every suggestion that has the value."""
+    return [(v, s.correct(hops)) for r in results for s in r.suggestions if (v := _value(s, on)) is not None]
+
+
+def grouped_pairs(results: Sequence[FileResult], hops: int = 0, on: str = "score") -> List[Tuple[str, float, bool]]:
+    """(super-category, score or probability, correct) of every suggestion that has the value."""
+    return [(s.category or UNCATEGORISED, v, s.correct(hops)) for r in results for s in r.suggestions
+            if (v := _value(s, on)) is not None]
 
 
 def calibrate_linker(results: Sequence[FileResult], *, target: float = DEFAULT_TARGET, hops: int = 0,
                      holdout: float = DEFAULT_HOLDOUT, min_support: int = DEFAULT_MIN_SUPPORT,
-                     by_category: bool = False) -> Dict[str, Any]:
+                     by_category: bool = False, on: str = "score") -> Dict[str, Any]:
     """The thresholds entry of one linker (see :mod:`wikivel_bot.liveeval.thresholds`).
 
     :param results: one linker's results.
@@ -80,19 +90,25 @@ def calibrate_linker(results: Sequence[FileResult], *, target: float = DEFAULT_T
     :param holdout: share of files held out, in (0, 1).
     :param min_support: suggestions a threshold must accept to count (per category too).
     :param by_category: also a threshold per super-category.
+    :param on: ``score`` or ``probability`` (a verifier's; the cascade's suggestions carry one).
+    :raises UsageError: ``on`` is ``probability`` and no suggestion of the linker has one.
     """
     calibration, held_out = split_results(results, holdout)
-    point = calibrate(pairs(calibration, hops), target, min_support)
+    if on == "probability" and not pairs(results, hops, on):
+        raise UsageError(f"no suggestion of linker {results[0].run.linker!r} carries a probability: "
+                         "calibrate on it needs a cascade run with a verifier (cascade.verifier = true)")
+    point = calibrate(pairs(calibration, hops, on), target, min_support)
     entry: Dict[str, Any] = {
         "threshold": point.threshold,
+        "on": on,
         "run": dict(results[0].run.__dict__),
         "files": {"calibrate": len(calibration), "held_out": len(held_out)},
         "calibration": point.as_dict(),
-        "held_out": _held_out(held_out, point.threshold, target, hops).as_dict(),
+        "held_out": _applied(pairs(held_out, hops, on), point.threshold, target).as_dict(),
     }
     if by_category:
-        groups = calibrate_groups(grouped_pairs(calibration, hops), target, min_support)
-        held = grouped_pairs(held_out, hops)
+        groups = calibrate_groups(grouped_pairs(calibration, hops, on), target, min_support)
+        held = grouped_pairs(held_out, hops, on)
         entry["categories"] = {
             name: {
                 "threshold": found.threshold,
@@ -108,10 +124,11 @@ def calibrate_linker(results: Sequence[FileResult], *, target: float = DEFAULT_T
 
 def calibrate_results(results: Sequence[FileResult], *, target: float = DEFAULT_TARGET, hops: int = 0,
                       holdout: float = DEFAULT_HOLDOUT, min_support: int = DEFAULT_MIN_SUPPORT,
-                      by_category: bool = False, sources: Sequence[str] = ()) -> Dict[str, Any]:
+                      by_category: bool = False, sources: Sequence[str] = (), on: str = "score") -> Dict[str, Any]:
     """A thresholds document for every linker in ``results``.
 
     :param sources: the results files, recorded in the document.
+    :param on: threshold the linker ``score`` or a verifier's ``probability``.
     :raises UsageError: bad target, hops, holdout or min_support; mixed setups of one linker.
     """
     if not 0.0 < target <= 1.0:
@@ -120,10 +137,12 @@ def calibrate_results(results: Sequence[FileResult], *, target: float = DEFAULT_
         raise UsageError(f"--hops must be 0..3, not {hops}")
     if not 0.0 < holdout < 1.0:
         raise UsageError(f"--holdout must be a share strictly between 0 and 1, not {holdout}")
+    if on not in ON:
+        raise UsageError(f"--on must be one of {', '.join(ON)}, not {on!r}")
     if min_support < 1:
         raise UsageError(f"--min-support must be at least 1, not {min_support}")
     linkers = {name: calibrate_linker(group, target=target, hops=hops, holdout=holdout, min_support=min_support,
-                                      by_category=by_category)
+                                      by_category=by_category, on=on)
                for name, group in by_linker(results).items()}
     return thresholds_document(linkers, target=target, hops=hops, holdout=holdout, min_support=min_support,
                                by_category=by_category, results=sources)

@@ -99,6 +99,7 @@ def compare(
     label_of: Optional[Callable[[str], str]] = None,
     known: Optional[Callable[[str], bool]] = None,
     run: Optional[RunInfo] = None,
+    probabilities: Optional[Mapping[str, Optional[float]]] = None,
     **details: Any,
 ) -> FileResult:
     """Compare ranked suggestions with the human items of one file.
@@ -112,6 +113,7 @@ def compare(
     :param label_of: label of an item, stored for reports.
     :param known: whether the label set keeps an item (for ``truth_unknown``).
     :param run: the run's provenance.
+    :param probabilities: a verifier's match probability per suggested QID (cascade).
     :param details: ``title``, ``uploaded``, ``page_url``, ``thumb_url`` as stored.
     :raises ValueError: when ``truth`` is empty.
     """
@@ -131,7 +133,7 @@ def compare(
         suggestions.append(Suggestion(
             rank=rank, qid=qid, score=round(float(score), 6), label=label_of(qid) if label_of else "",
             category=category_of(qid) if category_of else "", hop=hop, match=match, writer=kind,
-            writer_reason=reason,
+            writer_reason=reason, probability=(probabilities or {}).get(qid),
         ))
     qids = [s.qid for s in suggestions]
     matcher = RankingMatch(qids, human, ancestors_of, max_hops=MAX_HOPS if ancestors_of else 0)

@@ -247,6 +247,7 @@ class _Context:
                 label_of=lambda qid: describe_item(label_set, qid)[0],
                 known=lambda qid: label_set.index_of(qid) is not None,
                 run=self.run,
+                probabilities={c.qid: c.probability for c in outcome.candidates},
                 title=media.title,
                 uploaded=iso(upload.timestamp),
                 page_url=file_page_url(media.title, self.settings.site.api_url, self.settings.site.name),

@@ -106,6 +106,7 @@ class Suggestion:
     :param match: the human item it stands for at that level ("" when none).
     :param writer: the writer's skip kind (:data:`WRITER_KINDS`), "" when it would write.
     :param writer_reason: the writer's reason in words.
+    :param probability: a verifier's calibrated match probability (cascade), None without one.
     """
 
     rank: int
@@ -117,6 +118,7 @@ class Suggestion:
     match: str = ""
     writer: str = ""
     writer_reason: str = ""
+    probability: Optional[float] = None
 
     def correct(self, hops: int) -> bool:
         """True when this suggestion stands for a human item within ``hops`` hops."""
@@ -208,6 +210,7 @@ class FileResult:
                     category=str(s.get("category", "")), hop=None if s.get("hop") is None else int(s["hop"]),
                     match=str(s.get("match", "")), writer=str(s.get("writer", "")),
                     writer_reason=str(s.get("writer_reason", "")),
+                    probability=None if s.get("probability") is None else float(s["probability"]),
                 )
                 for s in data["suggestions"]
             )

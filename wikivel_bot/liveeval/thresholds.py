@@ -48,6 +48,11 @@ class LinkerThresholds:
     categories: Mapping[str, Optional[float]] = field(default_factory=dict)
     info: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def on(self) -> str:
+        """What the threshold applies to: ``score`` (default) or a verifier's ``probability``."""
+        return str(self.info.get("on", "score"))
+
     def threshold_for(self, category: str = "") -> Optional[float]:
         """The threshold of a suggestion in ``category`` (the linker's when not calibrated)."""
         if category and category in self.categories:
@@ -184,11 +189,12 @@ class CalibratedFilter:
         category = self.category_of(qid) if (self.category_of and entry.categories) else ""
         return True, entry.threshold_for(category)
 
-    def keep(self, linker: str, qid: str, score: Optional[float]) -> bool:
+    def keep(self, linker: str, qid: str, score: Optional[float], probability: Optional[float] = None) -> bool:
         """True when a suggestion of ``linker`` for ``qid`` with ``score`` passes.
 
         A pair without a score (added by a reviewer, not by a linker) always passes: there
-        is nothing to calibrate.
+        is nothing to calibrate. A linker calibrated on a verifier's probability compares
+        ``probability`` instead (a suggestion without one does not pass).
         """
         if score is None:
             self.kept += 1
@@ -196,7 +202,9 @@ class CalibratedFilter:
         calibrated, threshold = self.threshold(linker, qid)
         if not calibrated:
             self.uncalibrated[linker] = self.uncalibrated.get(linker, 0) + 1
-        passed = threshold is not None and float(score) >= threshold
+        entry = self.thresholds.linkers.get(linker)
+        value = probability if entry is not None and entry.on == "probability" else score
+        passed = threshold is not None and value is not None and float(value) >= threshold
         if passed:
             self.kept += 1
         else:

@@ -287,7 +287,13 @@ def _review_candidate(row: Any) -> ReviewCandidate:
         state=CandidateState(row.state), prominent=bool(row.prominent), reviewer=row.reviewer or "",
         label=str(evidence.get("label") or ""), description=str(evidence.get("description") or ""),
         notes=notes, random_weights=bool(evidence.get("random_weights")),
+        alpha=_optional_float(evidence.get("alpha")), probability=_optional_float(evidence.get("probability")),
     )
+
+
+def _optional_float(value: Any) -> Optional[float]:
+    """A number stored in the evidence JSON (cascade α, verifier probability), else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _decision_event(row: Any) -> AuditEvent:

@@ -20,6 +20,7 @@ from wikivel_bot.core.review_rules import (
     ReviewFile,
     file_title,
     format_score,
+    format_signals,
     spreadsheet_safe,
     wikitext_escape,
 )
@@ -32,7 +33,7 @@ FORMATS = EXPORT_FORMATS
 CSV_COLUMNS = (
     "mid", "title", "file_url", "thumb_url", "qid", "label", "description", "score", "rank",
     "state", "prominent", "linker", "categories", "file_description", "existing_depicts",
-    "notes", "decision",
+    "notes", "alpha", "probability", "decision",
 )
 # Columns holding free text from the wiki or the label set (guarded against formulas).
 _TEXT_COLUMNS = {"title", "label", "description", "categories", "file_description", "notes"}
@@ -160,6 +161,8 @@ def pair_record(f: ReviewFile, c: ReviewCandidate, page_url: Callable[[str], str
         "file_description": f.description,
         "existing_depicts": [d.qid for d in f.depicts],
         "notes": list(c.notes) + (["random weights: meaningless"] if c.random_weights else []),
+        "alpha": c.alpha,
+        "probability": c.probability,
     }
 
 
@@ -175,6 +178,8 @@ def _write_csv(files: Iterable[ReviewFile], out: TextIO, page_url: Callable[[str
                 "score": format_score(c.score),
                 "rank": "" if c.rank is None else str(c.rank),
                 "prominent": "yes" if c.prominent else "",
+                "alpha": "" if c.alpha is None else f"{c.alpha:.2f}",
+                "probability": "" if c.probability is None else f"{c.probability:.2f}",
                 "categories": " | ".join(f.categories),
                 "existing_depicts": " ".join(record["existing_depicts"]),  # type: ignore[arg-type]
                 "notes": "; ".join(record["notes"]),  # type: ignore[arg-type]
@@ -235,6 +240,9 @@ def _write_wikitext(
                 text += f" – {wikitext_escape(c.description)}"
             score = format_score(c.score)
             extra = [score] if score else []
+            signals = format_signals(c.alpha, c.probability)
+            if signals:
+                extra.append(signals)
             if c.state is not CandidateState.PROPOSED:
                 extra.append(c.state.value + (", prominent" if c.prominent else ""))
             suggestions.append(text + (f" ({'; '.join(extra)})" if extra else ""))

@@ -16,7 +16,7 @@ import webbrowser
 from contextlib import nullcontext
 from typing import Callable, ContextManager, Iterable, List, Optional, TextIO
 
-from wikivel_bot.core.review_rules import format_score
+from wikivel_bot.core.review_rules import format_score, format_signals
 from wikivel_bot.review.session import ReviewSession, SessionCounts
 from wikivel_bot.types import DecisionAction
 
@@ -148,6 +148,9 @@ def render(session: ReviewSession, width: int = 100, height: Optional[int] = Non
             mark = f"  [{view.marks[i]}]" if view.marks[i] else ""
             row = f"{pointer} #{i + 1:<2} {cand.qid:<10} {format_score(cand.score):>6}  {text}"
             block = [_cut(row, width - len(mark)) + mark]
+            signals = format_signals(cand.alpha, cand.probability)
+            if signals:
+                block.append(_cut(f"        {signals}", width))
             if cand.notes:
                 block.append(_cut(f"        notes: {'; '.join(cand.notes)}", width))
             blocks.append(block)

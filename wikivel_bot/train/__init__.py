@@ -35,6 +35,10 @@ Modules, one concept each::
     loop.py        the training loop (``train``)
     evaluate.py    a checkpoint and the baselines on a split (``evaluate --checkpoint``)
     report.py      Table-4-style report with the paper's numbers, plots, model card
+    synthetic_text.py  the synthetic set with the colour split between picture and text
+    cascade_data.py    what a cascade run loads: caches, frozen first stage, top-K lists
+    cascade.py     ``train --variant cascade``: the pair model, its losses, the verifier's fit
+    cascade_eval.py    the cascade beside zero-shot/naive-mlp/fusion, verifier metrics
 
 Importing this package does not import torch; the names below that need it load on use.
 """

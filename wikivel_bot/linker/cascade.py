@@ -1,0 +1,300 @@
+"""The cascade linker (seed 004 §3.2.2): a fast first stage proposes, a pair model re-ranks.
+
+1. The first stage (naive-mlp by default, or zero-shot) encodes the image and takes the top
+   ``cascade.candidates`` (K, default 50) items from its label index, as it would alone.
+2. The file's text — cleaned file name, description, descriptive categories
+   (``cascade_text``) — is encoded by the same CLIP text tower, cut to
+   ``cascade.text_tokens`` tokens so its cost stays a fraction of the image's.
+3. The pair model (``pair.py``) scores each (file, candidate) from the image, the file text,
+   the item's text and its P18 image, with cross-attention, and combines that with the first
+   stage's cosine: the final ranking is by ``score = z / a`` (first-stage cosine units).
+4. Every hit carries the file's attentive weight α (the image's share) and, when the
+   checkpoint holds a calibration and ``cascade.verifier`` is on, the verifier's calibrated
+   match probability ``P(match | z)``.
+
+Item side: besides the first stage's own index, two more cached indexes hold each item's raw
+CLIP text embedding and its P18 image embedding (zero where it has none).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from wikivel_bot.config import CascadeSettings, LinkerSettings
+from wikivel_bot.core.labelset import LabelSetView
+from wikivel_bot.core.verification import Calibration
+from wikivel_bot.errors import FileUnavailable, LinkerError
+from wikivel_bot.linker import cascade_checkpoint as cckpt
+from wikivel_bot.linker import checkpoint as ckpt
+from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
+from wikivel_bot.linker.cascade_text import media_text
+from wikivel_bot.linker.clip import RANDOM_WARNING, ClipLinker, backbone_info
+from wikivel_bot.linker.encoders import Backbone, encode_images, encode_tokens, load_backbone
+from wikivel_bot.linker.heads import build_heads
+from wikivel_bot.linker.images import decode_image
+from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
+from wikivel_bot.linker.pair import PairModel, build_pair_model
+from wikivel_bot.linker.registry import LinkerSpec, get_spec
+from wikivel_bot.linker.search import chunked_topk
+from wikivel_bot.linker.texts import render_item_text
+from wikivel_bot.types import MediaFile
+
+log = logging.getLogger(__name__)
+
+FIRST_STAGES = ("naive", "zero-shot")
+ITEM_BLOCK = 65_536
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One re-ranked candidate: label-set position, score, the file's α, the verifier's P(match)."""
+
+    position: int
+    score: float
+    alpha: float
+    probability: Optional[float] = None
+    first_score: float = 0.0
+
+
+def short_tokens(tokenizer: Any, texts: Sequence[str], max_tokens: int) -> torch.Tensor:
+    """Token ids cut to ``max_tokens`` positions, keeping an end-of-text token in each row.
+
+    CLIP pools the text at its end-of-text token (the highest id in a row), so a cut row gets
+    one in its last position.
+    """
+    tokens = tokenizer(list(texts))
+    if tokens.shape[1] <= max_tokens:
+        return tokens
+    eot = tokens.max(dim=1).values
+    cut = tokens[:, :max_tokens].clone()
+    lost = (cut == eot.unsqueeze(1)).sum(dim=1) == 0
+    cut[lost, -1] = eot[lost]
+    return cut
+
+
+@torch.inference_mode()
+def encode_file_texts(backbone: Backbone, texts: Sequence[str], max_tokens: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(normalised embeddings (n, d), present (n,) bool) of file texts; '' is absent (zeros)."""
+    out = torch.zeros((len(texts), backbone.embed_dim), device=backbone.device)
+    present = torch.tensor([bool(t.strip()) for t in texts], dtype=torch.bool, device=backbone.device)
+    rows = [i for i, t in enumerate(texts) if t.strip()]
+    for start in range(0, len(rows), 256):
+        chunk = rows[start:start + 256]
+        tokens = short_tokens(backbone.tokenizer, [texts[i] for i in chunk], max_tokens)
+        with backbone.autocast():
+            features = encode_tokens(backbone, tokens)
+        out[chunk] = F.normalize(features.float(), dim=-1)
+    return out, present
+
+
+def build_cascade_linker(
+    spec: LinkerSpec, settings: LinkerSettings, cascade: Optional[CascadeSettings] = None, *,
+    item_image_loader: Optional[ItemImageLoader] = None,
+) -> "CascadeLinker":
+    """Load the backbone, the first stage and the pair model (from ``settings.checkpoint``).
+
+    :param spec: the cascade config.
+    :param settings: model, weights, checkpoint (a cascade checkpoint), device, batch size.
+    :param cascade: candidates K, text tokens, first stage, verifier switch (defaults when None).
+    :param item_image_loader: P18 images for the item side (optional).
+    :raises LinkerError: weights, checkpoint, device problems; a first stage it cannot use.
+    """
+    cascade = cascade or CascadeSettings()
+    if cascade.candidates < 1 or cascade.text_tokens < 2:
+        raise LinkerError(f"cascade.candidates must be ≥ 1 and cascade.text_tokens ≥ 2 "
+                          f"(got {cascade.candidates} and {cascade.text_tokens})")
+    backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
+    info = backbone_info(backbone)
+    warnings: List[str] = [RANDOM_WARNING] if backbone.random_weights else []
+    checkpoint = None
+    first_ckpt = None
+    if settings.checkpoint:
+        checkpoint = cckpt.load_cascade_checkpoint(settings.checkpoint)
+        cckpt.check_backbone(checkpoint, info)
+        pair = checkpoint.build_pair()
+        first_name = checkpoint.first_stage_linker
+        first_ckpt = checkpoint.first_stage_checkpoint()
+    else:
+        pair = build_pair_model(backbone.embed_dim, spec.head)
+        first_name = cascade.first_stage
+        warnings.append(f"untrained pair model: no --checkpoint for {spec.name}, so it ranks like its first stage")
+    first_spec = get_spec(first_name)
+    if first_spec.architecture not in FIRST_STAGES:
+        raise LinkerError(f"the cascade's first stage must be a zero-shot or naive linker, not {first_name!r}")
+    heads = None
+    if first_spec.has_head:
+        if first_ckpt is not None:
+            ckpt.check_backbone(first_ckpt, first_spec, info)
+            heads = first_ckpt.build_heads()
+        else:
+            heads = build_heads(first_spec.architecture, backbone.embed_dim, first_spec.head)
+            warnings.append(f"untrained first stage: {first_name} has no head weights, so it ranks like zero-shot")
+        assert heads is not None
+        heads = heads.to(backbone.device).eval()
+    first = ClipLinker(first_spec, replace(settings, name=first_name, checkpoint=""), backbone, heads, first_ckpt, ())
+    return CascadeLinker(spec, settings, cascade, backbone, first, pair.to(backbone.device).eval(), checkpoint,
+                         tuple(warnings), item_image_loader)
+
+
+class CascadeLinker:
+    """See the module docstring. Build with :func:`build_cascade_linker`."""
+
+    def __init__(self, spec: LinkerSpec, settings: LinkerSettings, cascade: CascadeSettings, backbone: Backbone,
+                 first: ClipLinker, pair: PairModel, checkpoint: Optional[cckpt.CascadeCheckpoint],
+                 warnings: Tuple[str, ...], item_image_loader: Optional[ItemImageLoader] = None) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.cascade = cascade
+        self.backbone = backbone
+        self.first = first
+        self.pair = pair
+        self.checkpoint = checkpoint
+        self.item_image_loader = item_image_loader
+        self._warnings = warnings
+        self._label_set: Optional[LabelSetView] = None
+        self._item_text: Any = None
+        self._item_image: Any = None
+        self._item_image_present: Any = None
+        self._notes: Tuple[str, ...] = ()
+
+    @property
+    def calibration(self) -> Optional[Calibration]:
+        """The verifier's calibration map, when the checkpoint has one and it is switched on."""
+        if self.checkpoint is None or not self.cascade.verifier:
+            return None
+        return self.checkpoint.calibration
+
+    @property
+    def description(self) -> LinkerDescription:
+        first = self.first.description
+        # The first stage's own checkpoint lives inside the cascade's: one digest names both.
+        version = f"{self.spec.name}/v{self.spec.version} first:{first.version.split(' ckpt:')[0]} K={self.cascade.candidates}"
+        if self.checkpoint is not None:
+            version += f" ckpt:{self.checkpoint.digest[:12]}"
+        return replace(first, name=self.spec.name, version=version,
+                       checkpoint=self.checkpoint.path if self.checkpoint else "",
+                       warnings=self._warnings + self._notes)
+
+    @property
+    def label_set(self) -> Optional[LabelSetView]:
+        return self._label_set
+
+    @property
+    def batch_size(self) -> int:
+        return self.first.batch_size
+
+    @property
+    def query_text_fields(self) -> Tuple[str, ...]:
+        return ("title", "description", "categories")
+
+    def query_text(self, media: MediaFile) -> str:
+        """The file text this linker reads (see ``cascade_text``); ``link_files`` uses it."""
+        return media_text(media)
+
+    def attach(self, label_set: LabelSetView, cache_dir: str, progress: bool = False) -> IndexInfo:
+        """Attach the first stage, then load or build the item text and item image indexes."""
+        if self.checkpoint is not None:
+            cckpt.check_labelset(self.checkpoint, label_set.content_hash)
+        info = self.first.attach(label_set, cache_dir, progress)
+        n = len(label_set.qids)
+        dim = self.backbone.embed_dim
+        base = {"format": INDEX_FORMAT, "model": self.backbone.model_name, "model_config": self.backbone.config_digest,
+                "weights": self.backbone.weights, "labelset": label_set.content_hash, "items": n}
+        texts = load_or_build(cache_dir, "cascade-item-text", {**base, "part": "item-text", "template": self.spec.item_text},
+                              n, dim, lambda out: self._encode_item_texts(label_set, out))
+        loader_id = str(getattr(self.item_image_loader, "cache_id", None) or "none") if self.item_image_loader else "none"
+        images = load_or_build(cache_dir, "cascade-item-image", {**base, "part": "item-image", "loader": loader_id},
+                               n, dim, lambda out: self._encode_item_images(label_set, out))
+        self._item_text = torch.from_numpy(np.asarray(texts.embeddings, dtype=np.float32)).to(self.backbone.device)
+        image = torch.from_numpy(np.asarray(images.embeddings, dtype=np.float32)).to(self.backbone.device)
+        self._item_image = image
+        self._item_image_present = image.abs().sum(dim=1) > 0
+        self._label_set = label_set
+        notes = list(info.notes)
+        if self.item_image_loader is None:
+            notes.append("item images not used: no item image source, the pair model sees item text only")
+        self._notes = tuple(notes)
+        return replace(info, notes=self._notes)
+
+    @torch.inference_mode()
+    def _encode_item_texts(self, label_set: LabelSetView, out: np.ndarray) -> None:
+        from wikivel_bot.linker.encoders import encode_texts
+
+        n = len(label_set.qids)
+        for start in range(0, n, ITEM_BLOCK):
+            stop = min(start + ITEM_BLOCK, n)
+            texts = [render_item_text(self.spec.item_text, label_set.labels[i], label_set.descriptions[i])
+                     for i in range(start, stop)]
+            out[start:stop] = encode_texts(self.backbone, texts).float().cpu().numpy().astype(np.float16)
+
+    @torch.inference_mode()
+    def _encode_item_images(self, label_set: LabelSetView, out: np.ndarray) -> None:
+        out[:] = 0
+        if self.item_image_loader is None:
+            return
+        names = {i: name for i, name in enumerate(label_set.images) if name}
+        for start in range(0, len(names), 4096):
+            block = list(names.items())[start:start + 4096]
+            found = self.item_image_loader(sorted({name for _, name in block}))
+            rows, decoded = [], []
+            for i, name in block:
+                if name not in found:
+                    continue
+                try:
+                    decoded.append(decode_image(found[name], min_side=self.backbone.image_size))
+                    rows.append(i)
+                except FileUnavailable as exc:
+                    log.info("item image %s skipped: %s", name, exc)
+            if rows:
+                vectors = encode_images(self.backbone, decoded, self.settings.batch_size)
+                out[rows] = vectors.float().cpu().numpy().astype(np.float16)
+
+    @torch.inference_mode()
+    def first_stage_queries(self, image: torch.Tensor) -> torch.Tensor:
+        """The first stage's query embeddings from raw image embeddings."""
+        if self.first.spec.architecture == "naive":
+            return F.normalize(self.first.heads.image_head(image), dim=-1)
+        return image
+
+    def search(self, queries: Sequence[Query], k: int) -> List[List[Tuple[int, float]]]:
+        """Top ``k`` (item position, score) per query, best first."""
+        return [[(h.position, h.score) for h in hits] for hits in self.search_details(queries, k)]
+
+    @torch.inference_mode()
+    def search_details(self, queries: Sequence[Query], k: int) -> List[List[Hit]]:
+        """Top ``k`` :class:`Hit` per query: re-ranked, with α and the verifier's probability."""
+        if self._item_text is None or self._label_set is None:
+            raise LinkerError(f"linker {self.spec.name}: attach a label set before searching")
+        if not queries:
+            return []
+        n = len(self._label_set.qids)
+        image = encode_images(self.backbone, [q.image for q in queries], self.settings.batch_size)
+        text, present = encode_file_texts(self.backbone, [q.text for q in queries], self.cascade.text_tokens)
+        first_scores, index = chunked_topk(self.first_stage_queries(image), self.first._items,
+                                           min(n, max(k, self.cascade.candidates)))
+        device = image.device
+        index = index.to(device)
+        files = torch.stack([image, text], dim=1)
+        file_mask = torch.stack([torch.ones_like(present), present], dim=1)
+        items = torch.stack([self._item_text[index], self._item_image[index]], dim=2)
+        item_mask = torch.stack([torch.ones_like(index, dtype=torch.bool), self._item_image_present[index]], dim=2)
+        out = self.pair(files, file_mask, items, item_mask, first_scores.to(device))
+        order = torch.argsort(out.scores, dim=1, descending=True)
+        calibration = self.calibration
+        results: List[List[Hit]] = []
+        for row in range(len(queries)):
+            alpha = round(float(out.alpha[row, 0]), 4)
+            hits = []
+            for j in order[row, :k].tolist():
+                z = float(out.logits[row, j])
+                hits.append(Hit(int(index[row, j]), float(out.scores[row, j]), alpha,
+                                round(calibration.probability(z), 4) if calibration is not None else None,
+                                float(first_scores[row, j])))
+            results.append(hits)
+        return results
