@@ -215,3 +215,25 @@ def test_the_review_page_counts_what_the_safety_rules_withheld(webwiki, web_queu
     page = client.get("/review?file=M10001").get_data(as_text=True)
     assert "Withheld by the safety rules:" in page and "2 named person" in page
     assert "Q42" not in page and "Q1339" not in page
+
+
+def test_the_review_page_shows_the_cascades_alpha_and_probability(webwiki, web_queue) -> None:
+    """Issue 15: a reviewer sees whether the picture or the words drove a cascade suggestion,
+    and the verifier's calibrated probability; other linkers' suggestions show neither."""
+    from wikivel_bot.types import Candidate
+
+    file_id = add_file(web_queue, 10001, [CAT, DOG], title="File:Example 10001.jpg")
+    web_queue.claim_files(FileState.LINKED, 10, "relink")
+    web_queue.save_candidates(file_id, [
+        Candidate(qid="Q146", score=0.9, rank=1, linker="cascade", linker_version="1", labelset_hash="h" * 16,
+                  evidence={"label": "house cat", "description": "", "notes": [], "alpha": 0.62,
+                            "probability": 0.91}),
+        Candidate(qid="Q144", score=0.5, rank=2, linker="zero-shot", linker_version="1", labelset_hash="h" * 16,
+                  evidence={"label": "dog", "description": "", "notes": []})])
+    client, _token = logged_in(webwiki, web_queue)
+    cands = {c["item"]: c for c in client.get("/api/files/M10001").json["candidates"]}
+    assert (cands["Q146"]["alpha"], cands["Q146"]["probability"]) == (0.62, 0.91)
+    assert cands["Q146"]["signals"] == "P 0.91, image 62% / text 38%"
+    assert (cands["Q144"]["alpha"], cands["Q144"]["probability"], cands["Q144"]["signals"]) == (None, None, "")
+    page = client.get("/review?file=M10001").get_data(as_text=True)
+    assert page.count('class="signals"') == 1 and "P 0.91, image 62% / text 38%" in page

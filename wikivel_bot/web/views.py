@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional
 
-from wikivel_bot.core.review_rules import ReviewCandidate, ReviewFile, file_page_url
+from wikivel_bot.core.review_rules import ReviewCandidate, ReviewFile, file_page_url, format_signals
 from wikivel_bot.web.items import ItemInfo
 
 
@@ -50,6 +50,11 @@ def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo], thresholds: 
         "random_weights": cand.random_weights,
         "item_url": f"https://www.wikidata.org/wiki/{cand.qid}",
         "calibrated": calibration_view(cand, thresholds),
+        # The cascade's signals (issue 15): the image's share α of the file side, and the
+        # verifier's calibrated match probability; None for linkers without them.
+        "alpha": cand.alpha,
+        "probability": cand.probability,
+        "signals": format_signals(cand.alpha, cand.probability),
     }
 
 
