@@ -22,8 +22,6 @@ A checkpoint for another label set or backbone is refused with a message saying 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -116,17 +114,7 @@ def save_cascade_checkpoint(
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "extra": dict(extra or {}),
     }
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    os.close(handle)
-    try:
-        torch.save(doc, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+    return ckpt.save_doc(doc, path)
 
 
 def is_cascade_checkpoint(path: str | Path) -> bool:
@@ -145,12 +133,7 @@ def load_cascade_checkpoint(path: str | Path) -> CascadeCheckpoint:
         checkpoint says so), a newer format.
     """
     path = Path(path).expanduser()
-    if not path.is_file():
-        raise LinkerError(f"checkpoint not found: {path}")
-    try:
-        doc = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises a zoo of types for a damaged or foreign file
-        raise LinkerError(f"{path}: not a readable checkpoint: {str(exc).splitlines()[0]}") from None
+    doc = ckpt.read_doc(path)
     if isinstance(doc, dict) and doc.get("format") == ckpt.FORMAT:
         raise LinkerError(f"{path} is a {doc.get('linker')} checkpoint, not a cascade one: train one with "
                           f"`wikivel-bot train --variant cascade --first-stage {path}`")

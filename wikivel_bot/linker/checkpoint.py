@@ -117,17 +117,37 @@ def save_checkpoint(
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "extra": dict(extra or {}),
     }
+    return save_doc(doc, path)
+
+
+def save_doc(doc: Mapping[str, Any], path: str | Path) -> Path:
+    """Write a checkpoint document atomically (a temporary file, then a rename), so a crash
+    mid-write never leaves a half checkpoint under the real name. Shared by every kind of
+    checkpoint (``cascade_checkpoint`` too)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     os.close(handle)
     try:
-        torch.save(doc, tmp)
+        torch.save(dict(doc), tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def read_doc(path: Path) -> Any:
+    """The document in a checkpoint file (tensors and plain data only; no code is unpickled).
+
+    :raises LinkerError: missing or unreadable file.
+    """
+    if not path.is_file():
+        raise LinkerError(f"checkpoint not found: {path}")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises a zoo of types for a damaged or foreign file
+        raise LinkerError(f"{path}: not a readable checkpoint: {str(exc).splitlines()[0]}") from None
 
 
 def load_checkpoint(path: str | Path) -> Checkpoint:
@@ -136,12 +156,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
     :raises LinkerError: missing file, not a wikivel checkpoint, a newer format.
     """
     path = Path(path).expanduser()
-    if not path.is_file():
-        raise LinkerError(f"checkpoint not found: {path}")
-    try:
-        doc = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises a zoo of types for a damaged or foreign file
-        raise LinkerError(f"{path}: not a readable checkpoint: {str(exc).splitlines()[0]}") from None
+    doc = read_doc(path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise LinkerError(f"{path}: not a wikivel-bot linker checkpoint (no format marker)")
     if int(doc.get("format_version", 0)) > FORMAT_VERSION:
