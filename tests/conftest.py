@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from typing import Dict, Iterator
@@ -17,6 +18,12 @@ from wikivel_bot.queue.store import Store
 for _name in list(os.environ):
     if _name.startswith("WIKIVEL_") and not _name.startswith("WIKIVEL_TEST_"):
         del os.environ[_name]
+
+# A shell starts background jobs (`make test &`, nohup) with SIGINT ignored, and an ignored
+# signal stays ignored across exec: the Ctrl-C tests' child processes would then never see
+# their SIGINT and hang. Handled (not ignored) signals reset to the default on exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # pywikibot keeps caches, throttle files and cookies in its config directory, and uses the
 # working directory when PYWIKIBOT_DIR has no user-config.py: give the whole session a
