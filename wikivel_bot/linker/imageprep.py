@@ -136,7 +136,10 @@ def sample_images(side: int) -> List[Any]:
     """Images of the shapes a transform treats differently (landscape, portrait, exact size,
     smaller than the model, odd sizes, grey and RGBA), with deterministic pixels."""
     rng = np.random.default_rng(0)
-    shapes = [(side * 3 // 2 + 1, side + 3), (side - 5, side * 2 + 7), (side, side), (17, 9), (3, 5)]
+    # The short side already right and the long one 3 or 7 over: no resize, and a crop offset
+    # of 1.5 or 3.5 pixels, where rounding (not flooring) matters.
+    shapes = [(side * 3 // 2 + 1, side + 3), (side - 5, side * 2 + 7), (side, side), (side + 3, side), (side, side + 7),
+              (17, 9), (3, 5)]
     images = [Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)) for w, h in shapes]
     images.append(Image.fromarray(rng.integers(0, 256, (side + 9, side + 2), dtype=np.uint8)))  # L
     images.append(Image.fromarray(rng.integers(0, 256, (side + 4, side + 1, 4), dtype=np.uint8)))  # RGBA
