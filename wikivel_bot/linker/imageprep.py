@@ -24,7 +24,7 @@ import torch
 from PIL import Image
 
 # torchvision's InterpolationMode values -> Pillow filters (its ``pil_modes_mapping``).
-FILTERS = {"bicubic": Image.BICUBIC, "bilinear": Image.BILINEAR}
+FILTERS = {"bicubic": Image.Resampling.BICUBIC, "bilinear": Image.Resampling.BILINEAR}
 
 
 @dataclass(frozen=True)

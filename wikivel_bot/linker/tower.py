@@ -124,7 +124,7 @@ class ExportedBackbone(Backbone):
             self._full = self._build_full()
         return self._full
 
-    @property  # type: ignore[override]
+    @property
     def model(self) -> Any:
         return self.full().model
 
@@ -133,7 +133,7 @@ class ExportedBackbone(Backbone):
         if value is not None:  # None: the dataclass __init__; the model is built on use
             self.full().model = value
 
-    @property  # type: ignore[override]
+    @property
     def tokenizer(self) -> Any:
         return self.full().tokenizer
 
@@ -205,9 +205,10 @@ def export_tower(backbone: Backbone, key: Optional[Dict[str, Any]], cache_dir: s
     try:
         tower, prep = _export(backbone)
     except ExportFailed as exc:
+        reason = str(exc)
         log.warning("fast start is not available for %s in %s: %s; it starts the ordinary way "
-                    "(not tried again: remove %s to retry)", backbone.model_name, backbone.precision, exc, marker)
-        _write(marker, lambda tmp: tmp.write_text(f"{exc}\n", encoding="utf-8"))
+                    "(not tried again: remove %s to retry)", backbone.model_name, backbone.precision, reason, marker)
+        _write(marker, lambda tmp: tmp.write_text(f"{reason}\n", encoding="utf-8"))
         return None
     meta = {
         "key": key, "preprocess": prep.to_dict(), "image_size": backbone.image_size, "model": backbone.model_name,
