@@ -172,6 +172,17 @@ def test_a_stale_or_damaged_export_is_not_used(tmp_path):
     assert_same_suggestions(suggestions(damaged), want)
 
 
+def test_a_cache_that_cannot_be_written_only_costs_the_speed(tmp_path):
+    (tmp_path / "towers").write_text("a file where the directory would be")
+    settings = tiny_settings(cache_dir=str(tmp_path))
+    first = create_linker("zero-shot", settings)
+    first.attach(LABELS, str(tmp_path))
+    again = create_linker("zero-shot", settings)
+    assert not isinstance(again.backbone, ExportedBackbone)
+    again.attach(LABELS, str(tmp_path))
+    assert_same_suggestions(suggestions(again), suggestions(first))
+
+
 def test_a_failed_export_is_said_once_and_the_ordinary_start_goes_on(tmp_path, caplog):
     from open_clip.transform import image_transform
 

@@ -21,6 +21,7 @@ ordinary way.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -237,7 +238,8 @@ def _write(path: Path, write: Callable[[Path], Any]) -> bool:
         return True
     except OSError as exc:  # a read-only cache only costs later starts their speed
         log.info("cannot write %s: %s", path, exc)
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         return False
 
 
