@@ -22,7 +22,7 @@ from wikivel_bot.core.ranking import RankingRules  # noqa: E402
 from wikivel_bot.linker import checkpoint as ckpt  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
 from wikivel_bot.linker.clip import backbone_info  # noqa: E402
-from wikivel_bot.linker.encoders import load_backbone  # noqa: E402
+from wikivel_bot.linker.encoders import load_backbone, text_tower_state  # noqa: E402
 from wikivel_bot.linker.heads import NaiveHeads  # noqa: E402
 from wikivel_bot.linker.imageprep import ImagePrep, from_transform, same_output, sample_images  # noqa: E402
 from wikivel_bot.linker.images import decode_image  # noqa: E402
@@ -93,22 +93,28 @@ def test_exported_tower_gives_the_full_models_suggestions(tmp_path, precision):
     assert second.backbone._full is None, "the full model was built although only images were encoded"
 
 
-def test_naive_head_from_a_checkpoint_runs_on_the_exported_tower(tmp_path):
-    spec = get_spec("naive-mlp")
-    base = create_linker("naive-mlp", tiny_settings(cache_dir=str(tmp_path)))
+@pytest.mark.parametrize("name", ["naive-mlp", "naive-te"])
+def test_naive_heads_from_a_checkpoint_run_on_the_exported_tower(tmp_path, name):
+    spec = get_spec(name)
+    base = create_linker(name, tiny_settings(cache_dir=str(tmp_path)))
     torch.manual_seed(1)
     heads = NaiveHeads(base.backbone.embed_dim)
     torch.nn.init.normal_(heads.image_head.net[-1].weight, std=0.5)
+    text = None
+    if "text_encoder" in spec.trainable:  # a tuned text tower: changes the index, not the queries
+        text = text_tower_state(base.backbone.model)
+        text["ln_final.bias"] = text["ln_final.bias"] + 0.5
     path = ckpt.save_checkpoint(tmp_path / "naive.pt", spec=spec, backbone=backbone_info(base.backbone), heads=heads,
-                                labelset_hash=LABELS.content_hash)
-    settings = tiny_settings(cache_dir=str(tmp_path), checkpoint=str(path))
-    full = create_linker("naive-mlp", tiny_settings(cache_dir=str(tmp_path / "other"), checkpoint=str(path)))
+                                labelset_hash=LABELS.content_hash, text_encoder=text)
+    full = create_linker(name, tiny_settings(cache_dir=str(tmp_path / "other"), checkpoint=str(path)))
     full.attach(LABELS, str(tmp_path))
-    fast = create_linker("naive-mlp", settings)
+    fast = create_linker(name, tiny_settings(cache_dir=str(tmp_path), checkpoint=str(path)))
     assert isinstance(fast.backbone, ExportedBackbone)
     assert fast.attach(LABELS, str(tmp_path)).reused is True
     assert_same_suggestions(suggestions(fast), suggestions(full))
     assert fast.backbone._full is None
+    if text is not None:  # asked for, the full model has the checkpoint's text tower
+        assert torch.equal(fast.backbone.model.ln_final.bias, text["ln_final.bias"])
 
 
 def test_a_missing_index_builds_the_full_model_on_demand(tmp_path):
