@@ -14,7 +14,8 @@ Modules: ``registry`` (configs/*.json, factory), ``encoders`` + ``weights`` (ope
 ``clip`` (CLIP linkers), ``baselines``, ``images`` (safe decoding), ``texts``, ``link``.
 CPU fast path: ``precision`` (auto/fp32/bf16/int8 choice, parity verdicts), ``fastpath``
 (applying it), ``parity`` (the check), ``prefetch`` (decode pool), ``warmstart`` (cached
-inference-ready weights), ``backbones`` (documented model choices);
+inference-ready weights), ``tower`` (the exported image tower: starts without open_clip),
+``imageprep`` (preprocessing without torchvision), ``backbones`` (documented model choices);
 the cascade (docs/cascade.md): ``cascade`` (linker), ``pair`` (cross-attention pair model, α),
 ``cascade_checkpoint``, ``cascade_text`` (the file text it reads).
 

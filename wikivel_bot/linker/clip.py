@@ -35,6 +35,7 @@ from wikivel_bot.linker.encoders import (
     image_batch_size,
     load_backbone,
     load_text_tower_state,
+    model_name,
     prepare_image,
     register_model_file,
     resolve_device,
@@ -46,8 +47,8 @@ from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
 from wikivel_bot.linker.registry import LinkerSpec
 from wikivel_bot.linker.search import chunked_topk
 from wikivel_bot.linker.texts import render_item_text
-from wikivel_bot.linker.warmstart import load_cached_backbone
-from wikivel_bot.linker.weights import resolve_weights
+from wikivel_bot.linker.tower import IMAGE_ONLY_QUERIES, export_tower, load_tower, tower_key
+from wikivel_bot.linker.weights import resolve_weights, weights_identity
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,11 @@ def build_clip_linker(
 ) -> ClipLinker:
     """Load the backbone and the heads (from ``settings.checkpoint`` when given).
 
+    Zero-shot and naive linkers on CPU start from the exported image tower when one is
+    cached (``tower.py``: no open_clip import); the full model is then built only if
+    something needs it. Every other start builds it the ordinary way and exports the tower
+    for the next one.
+
     :param spec: the variant (zero-shot, naive, fusion architecture).
     :param settings: model, pretrained, weights, checkpoint, device, threads, batch_size.
     :param item_image_loader: item images for fusion's Wikidata side (optional).
@@ -75,25 +81,21 @@ def build_clip_linker(
     """
     requested = precision.validate(settings.precision)  # a typo fails before the model loads
     choice = _choose_precision(settings, requested)
-    text_tower = spec.has_head and "text_encoder" in spec.trainable and bool(settings.checkpoint)
-    if text_tower:
-        # The checkpoint replaces the text tower before the precision applies: no cache.
-        backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
-    else:
-        backbone = load_cached_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
-                                        settings.threads, settings.cache_dir, choice.precision)
+    checkpoint = ckpt.load_checkpoint(settings.checkpoint) if spec.has_head and settings.checkpoint else None
+    key = _tower_key(spec, settings, choice)
+
+    def full() -> Backbone:
+        return _full_backbone(spec, settings, choice, checkpoint, key)
+
+    backbone = load_tower(key, settings.cache_dir, choice, settings.threads, full) or full()
     warnings: List[str] = []
     if backbone.random_weights:
         warnings.append(RANDOM_WARNING)
-    checkpoint = None
     heads = None
     if spec.has_head:
-        if settings.checkpoint:
-            checkpoint = ckpt.load_checkpoint(settings.checkpoint)
+        if checkpoint is not None:
             ckpt.check_backbone(checkpoint, spec, backbone_info(backbone))
             heads = checkpoint.build_heads()
-            if checkpoint.text_encoder:
-                load_text_tower_state(backbone.model, dict(checkpoint.text_encoder))
         else:
             heads = build_heads(spec.architecture, backbone.embed_dim, spec.head)
             like = "zero-shot" if spec.architecture == "naive" else "the mean of its CLIP embeddings"
@@ -106,16 +108,49 @@ def build_clip_linker(
         # Named wherever the linker's warnings are shown, so a prompt is never silent.
         warnings.append(f"item text prompt {spec.item_text!r} (the paper encodes '{{label}}, {{description}}' "
                         "without a prompt)")
+    return ClipLinker(spec, settings, backbone, heads, checkpoint, tuple(warnings), item_image_loader)
+
+
+def _full_backbone(
+    spec: LinkerSpec, settings: LinkerSettings, choice: precision.PrecisionChoice,
+    checkpoint: Optional[ckpt.Checkpoint], key: Optional[dict],
+) -> Backbone:
+    """The open_clip backbone, inference-ready: the checkpoint's text tower (if any) in, then
+    the precision applied; its image tower exported for later starts when ``key`` is set."""
+    from wikivel_bot.linker.warmstart import load_cached_backbone
+
+    if checkpoint is not None and checkpoint.text_encoder:
+        # The checkpoint replaces the text tower before the precision applies: no cache.
+        backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
+        ckpt.check_backbone(checkpoint, spec, backbone_info(backbone))  # before its weights go in
+        load_text_tower_state(backbone.model, dict(checkpoint.text_encoder))
+    else:
+        backbone = load_cached_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
+                                        settings.threads, settings.cache_dir, choice.precision)
     # After the checkpoint's text tower is in: the precision applies to the final weights.
     apply_precision(backbone, choice)
-    return ClipLinker(spec, settings, backbone, heads, checkpoint, tuple(warnings), item_image_loader)
+    export_tower(backbone, key, settings.cache_dir)
+    return backbone
+
+
+def _tower_key(spec: LinkerSpec, settings: LinkerSettings, choice: precision.PrecisionChoice) -> Optional[dict]:
+    """The exported image tower's key where this linker can use one (queries are images
+    only, CPU, a cache directory), else None."""
+    if spec.architecture not in IMAGE_ONLY_QUERIES or not settings.cache_dir:
+        return None
+    if resolve_device(settings.device).type != "cpu":
+        return None
+    return tower_key(settings.model, settings.pretrained, settings.weights, choice.precision)
 
 
 def _choose_precision(settings: LinkerSettings, requested: str) -> precision.PrecisionChoice:
     """Resolve ``linker.precision`` before loading (the weights cache is per precision)."""
     device = resolve_device(settings.device).type
-    name = register_model_file(settings.model)
-    identity = resolve_weights(name, settings.pretrained, settings.weights).identity
+    name = model_name(settings.model)
+    # Without open_clip where the settings tell (``resolve_weights`` would import it).
+    identity = weights_identity(name, settings.pretrained, settings.weights)
+    if identity is None:
+        identity = resolve_weights(register_model_file(settings.model), settings.pretrained, settings.weights).identity
     verdicts = precision.read_verdicts(settings.cache_dir, precision.check_key(name, identity, device))
     return precision.choose(requested, device, verdicts=verdicts)
 

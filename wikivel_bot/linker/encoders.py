@@ -4,6 +4,9 @@ On CUDA the encoders run under bf16 (fp16 where bf16 is missing) autocast with l
 and pinned host memory; on CPU in the backbone's precision (fp32 by default; bf16 weights or
 int8 linear layers after ``fastpath.apply_precision``) with the configured thread count. Every
 path returns fp32, L2-normalised embeddings so the heads and the index see the same thing.
+
+open_clip is imported where a model or tokenizer is built, not with this module: a start
+that runs the exported image tower (``tower.py``) never needs it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, List, Optional, Sequence
 
-import open_clip
 import torch
 import torch.nn.functional as F
 
@@ -86,6 +88,10 @@ class Backbone:
         size = self.model.visual.image_size
         return int(size[0] if isinstance(size, (tuple, list)) else size)
 
+    def encode_image(self, batch: torch.Tensor) -> torch.Tensor:
+        """Unnormalised image features of a prepared batch (the exported tower overrides this)."""
+        return self.model.encode_image(batch)
+
 
 def resolve_device(name: str) -> torch.device:
     """``auto`` = CUDA when present, else CPU; anything else must be a usable torch device.
@@ -103,13 +109,30 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
+def model_name(model: str) -> str:
+    """The architecture name of ``model``: itself, or the stem of a model config JSON path."""
+    path = Path(model)
+    return path.stem if model.endswith(".json") and path.is_file() else model
+
+
+def config_digest(config: Any) -> str:
+    """Short hash of an open_clip model config (``Backbone.config_digest``)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def file_stem(name: str) -> str:
+    """``name`` with every character unsafe in a file name replaced (cache file names)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
 def register_model_file(model: str) -> str:
     """Allow ``model`` to be a path to an open_clip model config JSON; returns its name."""
-    path = Path(model)
-    if model.endswith(".json") and path.is_file():
-        open_clip.add_model_config(path)
-        return path.stem
-    return model
+    name = model_name(model)
+    if name != model:
+        import open_clip
+
+        open_clip.add_model_config(Path(model))
+    return name
 
 
 def load_backbone(
@@ -124,6 +147,8 @@ def load_backbone(
     :param threads: CPU threads for torch (0 = leave torch's default).
     :raises LinkerError: unknown architecture, missing weights (with instructions), bad device.
     """
+    import open_clip
+
     model = register_model_file(model)
     config = open_clip.get_model_config(model)
     if config is None:
@@ -136,7 +161,6 @@ def load_backbone(
     net = net.to(torch_device).eval()
     for parameter in net.parameters():
         parameter.requires_grad_(False)
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
     return Backbone(
         model=net,
         preprocess=preprocess,
@@ -147,7 +171,7 @@ def load_backbone(
         random_weights=source.random,
         device=torch_device,
         embed_dim=int(config["embed_dim"]),
-        config_digest=digest,
+        config_digest=config_digest(config),
     )
 
 
@@ -161,6 +185,8 @@ class LazyTokenizer:
 
     def _get(self) -> Any:
         if self._tokenizer is None:
+            import open_clip
+
             self._tokenizer = open_clip.get_tokenizer(self.model)
         return self._tokenizer
 
@@ -174,6 +200,8 @@ class LazyTokenizer:
 
 
 def _create(model: str, source: WeightsSource) -> Any:
+    import open_clip
+
     kwargs = dict(source.preprocess or {})
     if source.quick_gelu:
         kwargs["force_quick_gelu"] = True
@@ -241,7 +269,7 @@ def encode_images(backbone: Backbone, images: Sequence[Any], batch_size: int = 3
     for start in range(0, len(images), size):
         batch = images_to_tensor(backbone, images[start:start + size])
         with backbone.autocast():
-            features = backbone.model.encode_image(batch)
+            features = backbone.encode_image(batch)
         out.append(F.normalize(features.float(), dim=-1))
     if not out:
         return torch.zeros((0, backbone.embed_dim), device=backbone.device)

@@ -67,11 +67,7 @@ def quantize_int8(model: Any) -> Any:
 
     :raises LinkerError: torch has no quantized engine on this machine.
     """
-    engines = torch.backends.quantized.supported_engines
-    engine = next((e for e in ("x86", "fbgemm", "onednn", "qnnpack") if e in engines), None)
-    if engine is None:
-        raise LinkerError("linker.precision int8: this torch build has no quantized CPU engine; use fp32 or bf16")
-    torch.backends.quantized.engine = engine
+    select_quantized_engine()
     with warnings.catch_warnings():
         # torch.ao.quantization warns that it will move to torchao; it is still the API that
         # ships with torch, so the warning is noise for our users.
@@ -84,6 +80,18 @@ def quantize_int8(model: Any) -> Any:
             # first for int8 layers (bitsandbytes sets it the same way).
             setattr(module, "int8_original_dtype", torch.float32)
     return quantized
+
+
+def select_quantized_engine() -> None:
+    """Use the best quantized CPU engine torch has (int8 weights are packed for it).
+
+    :raises LinkerError: this torch build has none.
+    """
+    engines = torch.backends.quantized.supported_engines
+    engine = next((e for e in ("x86", "fbgemm", "onednn", "qnnpack") if e in engines), None)
+    if engine is None:
+        raise LinkerError("linker.precision int8: this torch build has no quantized CPU engine; use fp32 or bf16")
+    torch.backends.quantized.engine = engine
 
 
 def reparameterize(backbone: Backbone) -> None:

@@ -28,6 +28,8 @@ from wikivel_bot.linker.encoders import (
     Backbone,
     LazyTokenizer,
     _quiet_open_clip,
+    config_digest,
+    file_stem,
     load_backbone,
     register_model_file,
     resolve_device,
@@ -68,7 +70,7 @@ def load_cached_backbone(
         "format": CACHE_FORMAT, "config": config, "weights": source.identity, "dtype": str(dtype),
         "torch": torch.__version__, "open_clip": open_clip.__version__, "quick_gelu": source.quick_gelu,
     }, sort_keys=True, default=str).encode()).hexdigest()[:20]
-    path = Path(cache_dir) / "backbones" / f"{_safe(name)}-{str(dtype).split('.')[-1]}-{key}.pt"
+    path = Path(cache_dir) / "backbones" / f"{file_stem(name)}-{str(dtype).split('.')[-1]}-{key}.pt"
     if threads > 0:
         torch.set_num_threads(threads)
     if path.is_file():
@@ -100,11 +102,10 @@ def _from_cache(path: Path, name: str, source: Any, dtype: torch.dtype, pretrain
         log.info("backbone cache %s unusable (%s); rebuilding", path, exc)
         return None
     net.eval()
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
     return Backbone(
         model=net, preprocess=preprocess, tokenizer=LazyTokenizer(name), model_name=name,
         pretrained="" if source.random else pretrained, weights=source.identity, random_weights=source.random,
-        device=torch.device("cpu"), embed_dim=int(config["embed_dim"]), config_digest=digest,
+        device=torch.device("cpu"), embed_dim=int(config["embed_dim"]), config_digest=config_digest(config),
     )
 
 
@@ -138,6 +139,3 @@ def _save(path: Path, net: Any) -> None:
     except OSError as exc:  # a read-only cache only costs the next start its speed
         log.info("cannot write the backbone cache %s: %s", path, exc)
 
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

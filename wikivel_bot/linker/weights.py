@@ -22,6 +22,7 @@ RANDOM = "random"
 # label index cache (and a head trained on a random backbone still fits it).
 RANDOM_SEED = 0
 HUB_HOST = "huggingface.co"
+RANDOM_IDENTITY = f"random-seed{RANDOM_SEED}"
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def resolve_weights(model: str, pretrained: str, weights: str, *, hub_timeout_s:
     import open_clip
 
     if weights == RANDOM:
-        return WeightsSource(None, f"random-seed{RANDOM_SEED}", random=True)
+        return WeightsSource(None, RANDOM_IDENTITY, random=True)
     tag_cfg = open_clip.get_pretrained_cfg(model, pretrained) if pretrained else {}
     if weights:
         path = Path(weights).expanduser()
@@ -75,7 +76,7 @@ def resolve_weights(model: str, pretrained: str, weights: str, *, hub_timeout_s:
             raise LinkerError(f"weights file not found: {path}. " + how_to_get(model, pretrained or "TAG"))
         check_weights_file(path)
         return WeightsSource(
-            str(path), f"file:{file_fingerprint(path)}", preprocess=_preprocess_of(tag_cfg),
+            str(path), file_identity(path), preprocess=_preprocess_of(tag_cfg),
             quick_gelu=bool(tag_cfg.get("quick_gelu", False)),
         )
     if not pretrained:
@@ -87,7 +88,7 @@ def resolve_weights(model: str, pretrained: str, weights: str, *, hub_timeout_s:
         tags = open_clip.list_pretrained_tags_by_model(model)
         known = ", ".join(tags) if tags else "none"
         raise LinkerError(f"unknown pretrained tag {pretrained!r} for {model} (known tags: {known})")
-    identity = f"tag:{model}:{pretrained}"
+    identity = tag_identity(model, pretrained)
     cached = cached_tag_file(tag_cfg)
     if cached is not None:
         return WeightsSource(
@@ -99,6 +100,29 @@ def resolve_weights(model: str, pretrained: str, weights: str, *, hub_timeout_s:
             f"cannot be reached. " + how_to_get(model, pretrained)
         )
     return WeightsSource(pretrained, identity)
+
+
+def weights_identity(model: str, pretrained: str, weights: str) -> Optional[str]:
+    """The identity :func:`resolve_weights` gives these settings, worked out without open_clip
+    or the network (for cache keys read at start-up); None when only ``resolve_weights`` can
+    tell (no weights configured, a missing file — it also says what is wrong).
+
+    :param model: architecture name (not a config path).
+    """
+    if weights == RANDOM:
+        return RANDOM_IDENTITY
+    if weights:
+        path = Path(weights).expanduser()
+        return file_identity(path) if path.is_file() else None
+    return tag_identity(model, pretrained) if pretrained else None
+
+
+def tag_identity(model: str, pretrained: str) -> str:
+    return f"tag:{model}:{pretrained}"
+
+
+def file_identity(path: Path) -> str:
+    return f"file:{file_fingerprint(path)}"
 
 
 def check_weights_file(path: Path) -> None:
