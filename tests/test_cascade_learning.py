@@ -353,3 +353,59 @@ def test_calibrate_on_probability_for_a_non_cascade_linker(trained, tmp_path):
     plain = write_jsonl(tmp_path / "plain.jsonl", results(_settings(root, verifier="")))
     refused = invoke(["calibrate", str(plain), "--on", "probability", "--out", str(tmp_path / "t2.json")])
     assert refused.exit_code != 0 and "linker.verifier" in refused.output
+
+
+def test_fusion_and_zero_shot_first_stages(trained):
+    """Any first stage: a cascade trained over a fusion checkpoint, and an untrained one over zero-shot."""
+    from wikivel_bot.config import CascadeSettings
+    from wikivel_bot.linker import create_linker, link_files
+    from wikivel_bot.linker.cascade_checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.link import rules_from_settings
+    from wikivel_bot.train.dataset import open_labels
+
+    root, _, _ = trained
+    syn = root / "syn"
+    common = ["--data", str(syn), "--model", str(syn / "tiny-model.json"), "--cache-dir", str(root / "cache")]
+    fusion_args = ["--linker", "fusion", *[a if a != "30" else "4" for a in NAIVE[2:]]]
+    fusion = invoke(["train", *fusion_args, *common, "--out", str(root / "fusion")])
+    assert fusion.exit_code == 0, fusion.output
+    args = [a if a != "6" else "1" for a in CASCADE]
+    cascade = invoke(["train", *args, *common, "--first-stage", str(root / "fusion" / "best.pt"),
+                      "--out", str(root / "over-fusion")])
+    assert cascade.exit_code == 0, cascade.output
+    checkpoint = load_cascade_checkpoint(root / "over-fusion" / "best.pt")
+    assert checkpoint.first_stage_linker == "fusion" and checkpoint.first_stage["linker"] == "fusion"
+    dataset, files = _test_files(root, 4)
+    for path, first in ((str(root / "over-fusion" / "best.pt"), "fusion"), ("", "zero-shot")):
+        settings = _settings(root, name="cascade", checkpoint=path, verifier="")
+        linker = create_linker("cascade", settings, cascade=CascadeSettings(candidates=20, first_stage=first))
+        assert linker.first.spec.name == first
+        linker.attach(open_labels(dataset), settings.cache_dir)
+        outcomes = link_files(linker, [(m, d) for m, d, _ in files], rules=rules_from_settings(settings))
+        assert all(o.candidates and all(c.alpha is not None for c in o.candidates) for o in outcomes)
+        if first == "fusion":
+            assert all(c.probability is not None for o in outcomes for c in o.candidates)
+            # The linker's first stage scores what training's did: the fusion query reads the file text.
+            query = linker._encode([_query(linker, files[0])])[3]
+            image_only = linker._encode([_query(linker, files[0], text="")])[3]
+            assert not _equal(query, image_only)
+    # A linker that cannot be a first stage is refused in one line.
+    from wikivel_bot.errors import LinkerError
+
+    with pytest.raises(LinkerError, match="first stage must be a zero-shot, naive or fusion linker"):
+        create_linker("cascade", _settings(root, name="cascade", checkpoint="", verifier=""),
+                      cascade=CascadeSettings(first_stage="top-k"))
+
+
+def _query(linker, file, text=None):
+    from wikivel_bot.linker.base import Query
+    from wikivel_bot.linker.images import decode_image
+
+    media, data, _ = file
+    return Query(media.title, decode_image(data), linker.query_text(media) if text is None else text)
+
+
+def _equal(a, b):
+    import torch
+
+    return bool(torch.equal(a, b))
