@@ -41,7 +41,10 @@ class VerifiedLinker:
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names not defined here: search, search_details, backbone...
-        return getattr(self.__dict__["inner"], name)
+        inner = self.__dict__.get("inner")
+        if inner is None:  # half-built (copy, unpickling): nothing to delegate to yet
+            raise AttributeError(name)
+        return getattr(inner, name)
 
     @property
     def description(self) -> LinkerDescription:
