@@ -161,7 +161,7 @@ def create_linker(
     from wikivel_bot.linker.verifier import VerifiedLinker, load_verifier
 
     verifier = load_verifier(settings.verifier, settings, inner=linker, item_image_loader=item_image_loader)
-    return VerifiedLinker(linker, verifier)  # type: ignore[return-value]
+    return VerifiedLinker(linker, verifier)
 
 
 def _create(spec: LinkerSpec, settings: LinkerSettings, item_image_loader: Optional[ItemImageLoader],
