@@ -27,6 +27,11 @@ from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, Linker, LinkerDescription, Query
 from wikivel_bot.types import MediaFile
 
+# Backbone precisions the verifier shares with its linker. bf16 moves the calibrated
+# probabilities by far less than their rounding to 4 places matters for a threshold
+# (tests/test_cascade_learning.py checks it); int8 is not shared.
+SHARED_PRECISIONS = ("fp32", "bf16")
+
 
 class VerifiedLinker:
     """A linker with a verifier: everything is the linker's, plus :meth:`probabilities`.
@@ -85,8 +90,10 @@ def load_verifier(path: str, settings: LinkerSettings, *, inner: Optional[Linker
 
     :param path: ``linker.verifier``.
     :param settings: the linker settings (model, weights, device: the verifier's backbone).
-    :param inner: the linker it will sit beside; its backbone is shared when it is the plain
-        fp32 one the verifier was trained on (no tuned text tower, no bf16/int8 fast path).
+    :param inner: the linker it will sit beside; its backbone is shared when it is the one the
+        verifier was trained on, at fp32 or on the bf16 fast path (not a naive-te tuned text
+        tower, not int8: its quantised layers move the embeddings more than the calibration
+        allows).
     :param item_image_loader: P18 images for the item side (as for the cascade).
     :raises LinkerError: not a cascade checkpoint, no calibration, another backbone (one line each).
     """
@@ -113,7 +120,7 @@ def load_verifier(path: str, settings: LinkerSettings, *, inner: Optional[Linker
 def _shared_backbone(inner: Optional[Linker]) -> Any:
     """The linker's backbone when the verifier can use it as is (else None: it loads its own)."""
     backbone = getattr(inner, "backbone", None)
-    if backbone is None or getattr(backbone, "precision", "fp32") != "fp32":
+    if backbone is None or getattr(backbone, "precision", "fp32") not in SHARED_PRECISIONS:
         return None
     checkpoint = getattr(inner, "checkpoint", None)
     if getattr(checkpoint, "text_encoder", None):
