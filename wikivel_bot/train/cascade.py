@@ -1,7 +1,7 @@
 """``wikivel-bot train --variant cascade``: train the cascade's pair model (seed 004 §3.2.2).
 
-The first stage is frozen (a trained ``naive-mlp`` checkpoint, ``--first-stage``; without one
-its untrained head ranks like zero-shot). Every file's top K candidates are taken once from
+The first stage is frozen (a trained ``naive-mlp`` or ``fusion`` checkpoint, ``--first-stage``;
+without one its untrained head ranks like zero-shot). Every file's top K candidates are taken once from
 it over cached CLIP embeddings; the pair model then learns to re-rank them from the image,
 the file's text (cleaned name, description, categories — cut to ``text_tokens`` tokens as the
 linker cuts them), the item's text and its P18 image.
@@ -49,7 +49,7 @@ class CascadeTrainConfig:
     """Every option of a cascade training run (stored in checkpoints and the state).
 
     :param data: dataset directory; :param out: run directory.
-    :param first_stage: a trained first-stage checkpoint (naive-mlp); '' = untrained.
+    :param first_stage: a trained first-stage checkpoint (naive-mlp or fusion); '' = untrained.
     :param first_stage_linker: its registry name when no checkpoint is given.
     :param candidates: K, first-stage candidates per file; :param text_tokens: file-text tokens.
     :param loss: ``triplet`` or ``contrastive``; :param margin: triplet margin.
