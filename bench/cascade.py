@@ -5,7 +5,8 @@
 Runs ``bench/linker.py``'s :func:`bench_cascade` only (random weights: the cost of trained
 ones) and prints a Markdown table for the "Cascade" section of docs/benchmarks.md: median
 process-CPU milliseconds per image of ``link_files`` with naive-mlp alone and with the
-cascade re-ranking naive-mlp's top 50, and the share the re-ranking adds.
+cascade re-ranking naive-mlp's top 50, and the share the re-ranking adds; and naive-mlp with a
+verifier beside it (``linker.verifier``), which scores the 10 kept suggestions.
 """
 
 from __future__ import annotations
@@ -61,11 +62,13 @@ def main() -> None:
     print(f"CPU: {cpu_flags()}; {os.cpu_count()} CPUs, torch threads {args.threads}, torch {torch.__version__}")
     print(f"command: .venv/bin/python bench/cascade.py {' '.join(sys.argv[1:])}".rstrip())
     print()
-    print("| model | naive-mlp alone, CPU ms/image | cascade K=50, CPU ms/image | added by re-ranking |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| model | naive-mlp alone, CPU ms/image | cascade K=50, CPU ms/image | added by re-ranking "
+          "| naive-mlp + verifier, CPU ms/image | added by the verifier |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for model in args.models.split(","):
-        alone, cascade = bench_cascade(model, images, args.threads, str(tmp / "cache"))
-        print(f"| {model} | {1000 * alone:.1f} | {1000 * cascade:.1f} | {100 * (cascade / alone - 1):+.0f} % |")
+        alone, cascade, verified = bench_cascade(model, images, args.threads, str(tmp / "cache"))
+        print(f"| {model} | {1000 * alone:.1f} | {1000 * cascade:.1f} | {100 * (cascade / alone - 1):+.0f} % "
+              f"| {1000 * verified:.1f} | {100 * (verified / alone - 1):+.0f} % |")
     print(f"\nload average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

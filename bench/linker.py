@@ -238,29 +238,44 @@ def bench_search(items: int, dim: int, tmp: Path, queries: int = 32, k: int = 10
     return rates(queries, ours_s), rates(reference_queries, ref_s)
 
 
-def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rounds: int = 5) -> Tuple[float, float]:
-    """Median process-CPU seconds per image of (naive-mlp alone, the cascade re-ranking its top 50).
+def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rounds: int = 5) -> Tuple[float, float, float]:
+    """Median process-CPU seconds per image of (naive-mlp alone, the cascade re-ranking its top 50,
+    naive-mlp with a verifier beside it: ``linker.verifier``).
 
-    Both run ``link_files`` over the same thumbnails and an 18,522-item index of random unit
+    All run ``link_files`` over the same thumbnails and an 18,522-item index of random unit
     vectors (the cascade's item text and P18 image indexes too: cost does not depend on
     content); files carry a name, a 25-word description and three categories, so the pair
-    model's text side costs what it would on Commons. Interleaved rounds; medians.
+    model's text side costs what it would on Commons. Interleaved rounds; medians. The
+    verifier is an untrained pair model saved as a calibrated cascade checkpoint (its cost is
+    a trained one's).
     """
+    import dataclasses
+
     from wikivel_bot.config import CascadeSettings
+    from wikivel_bot.core.verification import Calibration
     from wikivel_bot.linker.cascade import CascadeLinker
+    from wikivel_bot.linker.cascade_checkpoint import save_cascade_checkpoint
+    from wikivel_bot.linker.clip import backbone_info
+    from wikivel_bot.linker.pair import DEFAULT_PAIR_ARGS
 
     labels = SyntheticLabels(SMALL_ITEMS)
     settings = LinkerSettings(model=model, pretrained="", weights="random", device="cpu", threads=threads, batch_size=32)
     first = create_linker("naive-mlp", settings)
     cascade = create_linker("cascade", settings, cascade=CascadeSettings(candidates=50))
     assert isinstance(first, ClipLinker) and isinstance(cascade, CascadeLinker)
+    verifier = save_cascade_checkpoint(
+        Path(cache) / f"verifier-{model}.pt", spec=cascade.spec.as_dict(), pair=cascade.pair,
+        pair_args=DEFAULT_PAIR_ARGS, backbone=backbone_info(cascade.backbone), labelset_hash=labels.content_hash,
+        first_stage_linker="naive-mlp", first_stage=None, candidates=50, text_tokens=32,
+        calibration=Calibration("platt", a=1.0, b=0.0))
+    verified = create_linker("naive-mlp", dataclasses.replace(settings, verifier=str(verifier)))
     vectors = random_index(SMALL_ITEMS, first.backbone.embed_dim)
     fill = lambda self, label_set, out, *rest: out.__setitem__(slice(None), vectors)  # noqa: E731
     saved = (ClipLinker._encode_items, CascadeLinker._encode_item_texts, CascadeLinker._encode_item_images)
     ClipLinker._encode_items = CascadeLinker._encode_item_texts = CascadeLinker._encode_item_images = fill  # type: ignore
     try:
-        first.attach(labels, cache)
-        cascade.attach(labels, cache)
+        for linker in (first, cascade, verified):
+            linker.attach(labels, cache)
     finally:
         ClipLinker._encode_items, CascadeLinker._encode_item_texts, CascadeLinker._encode_item_images = saved  # type: ignore
     words = " ".join(WORDS)
@@ -269,13 +284,15 @@ def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rou
                         categories=(f"Category:{WORDS[(i + 3) % len(WORDS)]}s in 2024", "Category:Buildings",
                                     "Category:CC-BY-SA-4.0")), data) for i, data in enumerate(images)]
     rules = RankingRules(top_k=10)
-    link_files(first, files[:8], rules=rules)  # warm-up
-    link_files(cascade, files[:8], rules=rules)
-    times: List[List[float]] = [[], []]
+    linkers = (first, cascade, verified)
+    for linker in linkers:
+        link_files(linker, files[:8], rules=rules)  # warm-up
+    times: List[List[float]] = [[] for _ in linkers]
     for _ in range(rounds):
-        for i, linker in enumerate((first, cascade)):
+        for i, linker in enumerate(linkers):
             times[i].append(timed(lambda: link_files(linker, files, rules=rules))[1] / len(files))
-    return float(np.median(times[0])), float(np.median(times[1]))
+    alone, reranked, beside = (float(np.median(t)) for t in times)
+    return alone, reranked, beside
 
 
 def main() -> None:
@@ -312,7 +329,7 @@ def main() -> None:
         ours, single, padded = bench_texts(model, args.texts, args.threads)
         rows.append((f"label-index texts/s, {model} (random weights)", "texts/s", ours, single))
         rows.append(("  same, vs open_clip batches of 256 padded to 77", "texts/s", ours, padded))
-        alone, cascade = bench_cascade(model, images, args.threads, str(tmp / "cache"))
+        alone, cascade, _ = bench_cascade(model, images, args.threads, str(tmp / "cache"))
         rows.append((f"cascade (K=50) vs its first stage naive-mlp, {model}", "images/CPU s", (1 / cascade, 1 / cascade),
                      (1 / alone, 1 / alone)))
     dim = 512

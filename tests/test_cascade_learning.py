@@ -175,3 +175,254 @@ def test_evaluate_cli_takes_a_cascade_checkpoint(trained):
     assert "| zero-shot |" in result.output and "| naive-mlp |" in result.output and "| cascade |" in result.output
     assert "SYNTHETIC data" in result.output and "ECE" in result.output
     assert (root / "report" / "reliability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- the verifier beside any linker (linker.verifier) ------------------------------------------
+
+
+def _settings(root, **changes):
+    from wikivel_bot.config import LinkerSettings
+
+    base = LinkerSettings(name="naive-mlp", model="tiny-model", pretrained="", weights="random", device="cpu",
+                          checkpoint=str(root / "naive" / "best.pt"), cache_dir=str(root / "cache"), precision="fp32",
+                          verifier=str(root / "cascade" / "best.pt"))
+    import dataclasses
+
+    return dataclasses.replace(base, **changes)
+
+
+def _test_files(root, n):
+    from wikivel_bot.train.dataset import image_store, load_dataset
+    from wikivel_bot.types import MediaFile
+
+    dataset = load_dataset(root / "syn")
+    store = image_store(dataset)
+    table = dataset.table
+    descriptions = table.column("description").to_pylist()
+    categories = table.column("categories").to_pylist()
+    out = []
+    for row in [int(r) for r in dataset.split_rows("test")[:n]]:
+        media = MediaFile(page_id=int(dataset.page_ids[row]), title=dataset.titles[row],
+                          description=descriptions[row] or "", categories=tuple(categories[row] or ()))
+        out.append((media, store.get(media.page_id, media.title), dataset.items()[row]))
+    return dataset, out
+
+
+def _linked(root, settings, n=8):
+    from wikivel_bot.linker import create_linker, link_files
+    from wikivel_bot.linker.link import rules_from_settings
+    from wikivel_bot.train.dataset import open_labels
+
+    dataset, files = _test_files(root, n)
+    linker = create_linker(settings.name, settings)
+    linker.attach(open_labels(dataset), settings.cache_dir)
+    outcomes = link_files(linker, [(m, d) for m, d, _ in files], rules=rules_from_settings(settings))
+    return linker, files, outcomes
+
+
+@pytest.mark.parametrize("name", ["naive-mlp", "zero-shot"])
+def test_verifier_gives_any_linker_a_probability(trained, name):
+    root, _, _ = trained
+    checkpoint = str(root / "naive" / "best.pt") if name == "naive-mlp" else ""
+    linker, files, outcomes = _linked(root, _settings(root, name=name, checkpoint=checkpoint))
+    assert "verifier:" in linker.description.version
+    for outcome in outcomes:
+        assert outcome.candidates
+        for c in outcome.candidates:
+            assert c.linker == name and "verifier:" in c.linker_version
+            assert c.probability is not None and 0.0 <= c.probability <= 1.0
+            assert c.evidence["probability"] == c.probability and c.alpha is None
+    # The same linker without a verifier: no probability anywhere.
+    _, _, plain = _linked(root, _settings(root, name=name, checkpoint=checkpoint, verifier=""))
+    assert [[c.qid for c in o.candidates] for o in plain] == [[c.qid for c in o.candidates] for o in outcomes]
+    assert all(c.probability is None and "probability" not in c.evidence for o in plain for c in o.candidates)
+
+
+def test_verifier_probability_is_the_cascades_own_and_monotone(trained):
+    """For the same (file, item) the verifier beside naive-mlp says what the cascade says."""
+    import dataclasses
+
+    from wikivel_bot.config import CascadeSettings
+    from wikivel_bot.linker import create_linker, link_files
+    from wikivel_bot.linker.link import rules_from_settings
+    from wikivel_bot.train.dataset import open_labels
+
+    root, _, _ = trained
+    _, files, outcomes = _linked(root, _settings(root))
+    settings = _settings(root, name="cascade", checkpoint=str(root / "cascade" / "best.pt"), verifier="")
+    dataset, _ = _test_files(root, 0)
+    cascade = create_linker("cascade", settings, cascade=CascadeSettings(candidates=20))
+    cascade.attach(open_labels(dataset), settings.cache_dir)
+    own = link_files(cascade, [(m, d) for m, d, _ in files], rules=dataclasses.replace(
+        rules_from_settings(settings), top_k=20))
+    compared = 0
+    for verified, reference in zip(outcomes, own):
+        theirs = {c.qid: c.probability for c in reference.candidates}
+        for c in verified.candidates:
+            if c.qid in theirs:
+                assert c.probability == pytest.approx(theirs[c.qid], abs=2e-4)
+                compared += 1
+    assert compared >= len(files)
+    # The calibrated probability never decreases with the verifier's logit.
+    linker = create_linker("naive-mlp", _settings(root))
+    linker.attach(open_labels(dataset), settings.cache_dir)
+    from wikivel_bot.linker.base import Query
+    from wikivel_bot.linker.images import decode_image
+
+    media, data, _ = files[0]
+    query = Query(media.title, decode_image(data), linker.verifier.query_text(media))
+    logits = linker.verifier.verify([query], [list(range(len(dataset_qids := open_labels(dataset).qids)))])[0]
+    assert len(logits) == len(dataset_qids) and len(set(logits)) > 10
+    calibration = linker.verifier.calibration
+    ranked = [calibration.probability(z) for z in sorted(logits)]
+    assert ranked == sorted(ranked) and ranked[0] < ranked[-1]
+
+
+def test_verifier_refused_when_it_does_not_fit(trained, tmp_path):
+    import shutil
+
+    from wikivel_bot.errors import LinkerError
+    from wikivel_bot.linker import create_linker
+    from tests.linker_support import animals_label_set
+
+    root, _, _ = trained
+
+    def refused(settings, attach=False):
+        with pytest.raises(LinkerError) as caught:
+            linker = create_linker(settings.name, settings)
+            if attach:
+                linker.attach(animals_label_set(), settings.cache_dir)
+        message = str(caught.value)
+        assert "\n" not in message
+        return message
+
+    # A plain linker checkpoint, a run's last.pt (no calibration), a missing file.
+    assert "not a cascade one" in refused(_settings(root, verifier=str(root / "naive" / "best.pt")))
+    assert "holds no calibration" in refused(_settings(root, verifier=str(root / "cascade" / "last.pt")))
+    assert refused(_settings(root, verifier=str(tmp_path / "nope.pt"))).startswith("linker.verifier:")
+    # Another label set (refused at attach, as checkpoints are).
+    assert "trained for label set" in refused(_settings(root, checkpoint="", name="zero-shot"), attach=True)
+    # Another backbone: the same tiny architecture under another name.
+    other = tmp_path / "other-tiny.json"
+    shutil.copy(root / "syn" / "tiny-model.json", other)
+    message = refused(_settings(root, name="zero-shot", checkpoint="", model=str(other)))
+    assert message.startswith("linker.verifier:") and "trained on backbone" in message
+
+
+def test_verifier_cli_error_is_one_line(trained, tmp_path):
+    from PIL import Image
+
+    root, _, _ = trained
+    image = tmp_path / "a.png"
+    Image.new("RGB", (32, 32), (200, 10, 10)).save(image)
+    common = ["suggest", str(image), "--linker", "zero-shot", "--model", str(root / "syn" / "tiny-model.json"),
+              "--weights", "random", "--device", "cpu", "--precision", "fp32", "--labels", str(root / "syn" / "labels"),
+              "--json"]
+    result = invoke([*common, "--verifier", str(root / "naive" / "best.pt")])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert [line for line in result.output.splitlines() if "linker.verifier:" in line and "not a cascade one" in line]
+    ok = invoke([*common, "--verifier", str(root / "cascade" / "best.pt")])
+    assert ok.exit_code == 0, ok.output
+    assert '"probability"' in ok.output
+
+
+def test_calibrate_on_probability_for_a_non_cascade_linker(trained, tmp_path):
+    from tests.liveeval_support import write_jsonl
+    from wikivel_bot.liveeval.compare import compare
+    from wikivel_bot.liveeval.records import RunInfo
+
+    root, _, _ = trained
+
+    def results(settings):
+        linker, files, outcomes = _linked(root, settings, n=60)
+        run = RunInfo(linker=linker.description.name, linker_version=linker.description.version)
+        return [compare(f"M{media.page_id}", [(c.qid, c.score) for c in o.candidates], truth, None, run=run,
+                        probabilities={c.qid: c.probability for c in o.candidates})
+                for (media, _, truth), o in zip(files, outcomes)]
+
+    verified = write_jsonl(tmp_path / "verified.jsonl", results(_settings(root)))
+    out = tmp_path / "thresholds.json"
+    done = invoke(["calibrate", str(verified), "--on", "probability", "--target", "0.5", "--min-support", "1",
+                   "--out", str(out), "--json"])
+    assert done.exit_code == 0, done.output
+    import json
+
+    entry = json.loads(out.read_text())["linkers"]["naive-mlp"]
+    assert entry["on"] == "probability" and entry["threshold"] is not None and 0.0 < entry["threshold"] <= 1.0
+    # Without a verifier there is nothing to calibrate on, and the message says how to get one.
+    plain = write_jsonl(tmp_path / "plain.jsonl", results(_settings(root, verifier="")))
+    refused = invoke(["calibrate", str(plain), "--on", "probability", "--out", str(tmp_path / "t2.json")])
+    assert refused.exit_code != 0 and "linker.verifier" in refused.output
+
+
+def test_fusion_and_zero_shot_first_stages(trained):
+    """Any first stage: a cascade trained over a fusion checkpoint, and an untrained one over zero-shot."""
+    from wikivel_bot.config import CascadeSettings
+    from wikivel_bot.linker import create_linker, link_files
+    from wikivel_bot.linker.cascade_checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.link import rules_from_settings
+    from wikivel_bot.train.dataset import open_labels
+
+    root, _, _ = trained
+    syn = root / "syn"
+    common = ["--data", str(syn), "--model", str(syn / "tiny-model.json"), "--cache-dir", str(root / "cache")]
+    fusion_args = ["--linker", "fusion", *[a if a != "30" else "4" for a in NAIVE[2:]]]
+    fusion = invoke(["train", *fusion_args, *common, "--out", str(root / "fusion")])
+    assert fusion.exit_code == 0, fusion.output
+    args = [a if a != "6" else "1" for a in CASCADE]
+    cascade = invoke(["train", *args, *common, "--first-stage", str(root / "fusion" / "best.pt"),
+                      "--out", str(root / "over-fusion")])
+    assert cascade.exit_code == 0, cascade.output
+    checkpoint = load_cascade_checkpoint(root / "over-fusion" / "best.pt")
+    assert checkpoint.first_stage_linker == "fusion" and checkpoint.first_stage["linker"] == "fusion"
+    dataset, files = _test_files(root, 4)
+    for path, first in ((str(root / "over-fusion" / "best.pt"), "fusion"), ("", "zero-shot")):
+        settings = _settings(root, name="cascade", checkpoint=path, verifier="")
+        linker = create_linker("cascade", settings, cascade=CascadeSettings(candidates=20, first_stage=first))
+        assert linker.first.spec.name == first
+        linker.attach(open_labels(dataset), settings.cache_dir)
+        outcomes = link_files(linker, [(m, d) for m, d, _ in files], rules=rules_from_settings(settings))
+        assert all(o.candidates and all(c.alpha is not None for c in o.candidates) for o in outcomes)
+        if first == "fusion":
+            assert all(c.probability is not None for o in outcomes for c in o.candidates)
+            # The linker's first stage scores what training's did: the fusion query reads the file text.
+            query = linker._encode([_query(linker, files[0])])[3]
+            image_only = linker._encode([_query(linker, files[0], text="")])[3]
+            assert not _equal(query, image_only)
+    # A linker that cannot be a first stage is refused in one line.
+    from wikivel_bot.errors import LinkerError
+
+    with pytest.raises(LinkerError, match="first stage must be a zero-shot, naive or fusion linker"):
+        create_linker("cascade", _settings(root, name="cascade", checkpoint="", verifier=""),
+                      cascade=CascadeSettings(first_stage="top-k"))
+
+
+def _query(linker, file, text=None):
+    from wikivel_bot.linker.base import Query
+    from wikivel_bot.linker.images import decode_image
+
+    media, data, _ = file
+    return Query(media.title, decode_image(data), linker.query_text(media) if text is None else text)
+
+
+def _equal(a, b):
+    import torch
+
+    return bool(torch.equal(a, b))
+
+
+def test_verifier_shares_a_bf16_backbone_with_little_drift(trained):
+    """Beside a bf16 fast-path linker the verifier uses its backbone; the probabilities barely move."""
+    root, _, _ = trained
+    found = {}
+    for precision in ("fp32", "bf16"):
+        linker, _, outcomes = _linked(root, _settings(root, precision=precision), n=30)
+        assert linker.inner.backbone.precision == precision and linker.verifier.backbone is linker.inner.backbone
+        found[precision] = {(o.media.page_id, c.qid): c.probability for o in outcomes for c in o.candidates}
+    common = set(found["fp32"]) & set(found["bf16"])
+    assert len(common) >= 30 * 5
+    drift = max(abs(found["fp32"][key] - found["bf16"][key]) for key in common)
+    assert drift < 0.03, drift  # 0.016 over 290 pairs when written (tiny model, AMX CPU)
+    # int8 is not shared: the verifier loads its own fp32 backbone.
+    linker, _, _ = _linked(root, _settings(root, precision="int8"), n=1)
+    assert linker.verifier.backbone is not linker.inner.backbone and linker.verifier.backbone.precision == "fp32"

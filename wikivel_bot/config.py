@@ -131,6 +131,10 @@ class LinkerSettings:
     # AVX512-BF16 (and on CUDA), int8 where it has VNNI, else fp32; a precision that failed
     # `wikivel-bot linkers --check-precision` on this machine is skipped.
     precision: str = "auto"
+    # A verifier beside any linker (issue 15): a cascade checkpoint with a calibration (the
+    # best.pt of `train --variant cascade`). Every suggestion then carries its calibrated
+    # match probability, which `calibrate --on probability` thresholds. Empty = none.
+    verifier: str = ""
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ def _parse_ks(text: str) -> Tuple[int, ...]:
 @click.option("--model", help="open_clip architecture, or a model config JSON (linker.model).")
 @click.option("--weights", help="Local weights file, or 'random' for a smoke run (linker.weights).")
 @click.option("--checkpoint", help="Trained head checkpoint (linker.checkpoint).")
+@click.option("--verifier", help="Cascade checkpoint whose calibrated verifier gives every suggestion a match "
+                                 "probability (linker.verifier).")
 @click.option("--device", help="auto, cpu, cuda, cuda:N (linker.device).")
 @click.option("--out", "out_path", default="results.jsonl", show_default=True,
               type=click.Path(dir_okay=False, path_type=Path), help="Per-file results (JSON Lines).")
@@ -75,7 +77,7 @@ def _parse_ks(text: str) -> Tuple[int, ...]:
 def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optional[str], until: Optional[str],
                   limit: Optional[int], top_k: Optional[int], ks_text: str, linker_name: Optional[str],
                   labels_dir: Optional[str], model: Optional[str], weights: Optional[str], checkpoint: Optional[str],
-                  device: Optional[str], out_path: Path, truth_out: Optional[Path]) -> None:
+                  verifier: Optional[str], device: Optional[str], out_path: Path, truth_out: Optional[Path]) -> None:
     """Self-check against human depicts: run the linker on recent files that already carry
     human P180 statements (from the upload log, or pywikibot generator arguments such as
     -cat:NAME), with those statements hidden from it, and compare. Saves one JSON line per
@@ -101,7 +103,7 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
     start = parse_time_bound(since) if since else None
     end = parse_time_bound(until, end=True) if until else None
     for key, value in {"name": linker_name, "labels_dir": labels_dir, "model": model, "weights": weights,
-                       "checkpoint": checkpoint, "device": device}.items():
+                       "checkpoint": checkpoint, "verifier": verifier, "device": device}.items():
         if value is not None:
             obj.overrides[("linker", key)] = value
     settings = obj.settings
@@ -172,7 +174,8 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
               type=click.Path(dir_okay=False, path_type=Path), help="Thresholds file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the thresholds document instead of a table.")
 @click.option("--on", "on", type=click.Choice(["score", "probability"]), default="score", show_default=True,
-              help="Threshold the linker's score, or the verifier's calibrated match probability (cascade).")
+              help="Threshold the linker's score, or the verifier's calibrated match probability (the cascade's, "
+                   "or any linker's with linker.verifier).")
 def calibrate(results_paths: Sequence[Path], target: float, hops: int, holdout: float, min_support: int,
               by_category: bool, out_path: Path, as_json: bool, on: str) -> None:
     """Score calibration: per linker (and with --by-category per super-category), the lowest

@@ -26,6 +26,8 @@ from wikivel_bot.types import is_qid
 @click.option("--model", help="open_clip architecture, or a model config JSON (linker.model).")
 @click.option("--weights", help="Local weights file, or 'random' for a smoke run (linker.weights).")
 @click.option("--checkpoint", help="Trained head checkpoint (linker.checkpoint).")
+@click.option("--verifier", help="Cascade checkpoint whose calibrated verifier gives every suggestion a match "
+                                 "probability (linker.verifier).")
 @click.option("--device", help="auto, cpu, cuda, cuda:N (linker.device).")
 @click.option("--precision", help="Encoder precision: auto, fp32, bf16, int8 (linker.precision).")
 @click.option("--depicts", multiple=True, help="QID a local file already depicts (repeatable).")
@@ -45,6 +47,7 @@ def suggest(
     model: Optional[str],
     weights: Optional[str],
     checkpoint: Optional[str],
+    verifier: Optional[str],
     device: Optional[str],
     precision: Optional[str],
     depicts: Tuple[str, ...],
@@ -65,7 +68,7 @@ def suggest(
             raise UsageError(f"--depicts {qid!r} is not a QID (like Q146)")
     overrides: Dict[str, Any] = {
         "name": linker_name, "labels_dir": labels_dir, "model": model, "weights": weights,
-        "checkpoint": checkpoint, "device": device, "precision": precision,
+        "checkpoint": checkpoint, "verifier": verifier, "device": device, "precision": precision,
     }
     settings: LinkerSettings = dataclasses.replace(
         obj.settings.linker, **{k: v for k, v in overrides.items() if v is not None}

@@ -278,7 +278,7 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 @click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many steps in all (resumable).")
 @click.option("--resume", is_flag=True, help="Continue the run in --out where it stopped.")
 @click.option("--first-stage", type=_FILE,
-              help="cascade: the trained first-stage checkpoint (naive-mlp best.pt) whose top candidates it re-ranks.")
+              help="cascade: the trained first-stage checkpoint (naive-mlp or fusion best.pt) whose top candidates it re-ranks.")
 @click.option("--candidates", type=click.IntRange(min=2), help="cascade: candidates per file (default: cascade.candidates).")
 @click.option("--calibration", type=click.Choice(["platt", "isotonic"]), default="platt", show_default=True,
               help="cascade: how the verifier's match probability is calibrated on the validation files.")

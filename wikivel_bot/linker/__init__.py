@@ -17,7 +17,8 @@ CPU fast path: ``precision`` (auto/fp32/bf16/int8 choice, parity verdicts), ``fa
 inference-ready weights), ``tower`` (the exported image tower: starts without open_clip),
 ``imageprep`` (preprocessing without torchvision), ``backbones`` (documented model choices);
 the cascade (docs/cascade.md): ``cascade`` (linker), ``pair`` (cross-attention pair model, α),
-``cascade_checkpoint``, ``cascade_text`` (the file text it reads).
+``cascade_checkpoint``, ``cascade_text`` (the file text it reads), ``verifier`` (a cascade
+checkpoint's calibrated pair model beside any linker: ``linker.verifier``).
 
 Importing this package does not import torch; the names below that need it load on use.
 """

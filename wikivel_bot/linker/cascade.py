@@ -1,7 +1,9 @@
 """The cascade linker (seed 004 §3.2.2): a fast first stage proposes, a pair model re-ranks.
 
-1. The first stage (naive-mlp by default, or zero-shot) encodes the image and takes the top
-   ``cascade.candidates`` (K, default 50) items from its label index, as it would alone.
+1. The first stage (naive-mlp by default, zero-shot or fusion) encodes the image and takes the
+   top ``cascade.candidates`` (K, default 50) items from its label index, as it would alone. A
+   fusion first stage reads the cascade's own file text (step 2) as its text token, so the
+   file's text is encoded once.
 2. The file's text — cleaned file name, description, descriptive categories
    (``cascade_text``) — is encoded by the same CLIP text tower, cut to
    ``cascade.text_tokens`` tokens so its cost stays a fraction of the image's.
@@ -47,7 +49,7 @@ from wikivel_bot.types import MediaFile
 
 log = logging.getLogger(__name__)
 
-FIRST_STAGES = ("naive", "zero-shot")
+FIRST_STAGES = ("naive", "zero-shot", "fusion")
 ITEM_BLOCK = 65_536
 
 
@@ -93,9 +95,36 @@ def encode_file_texts(backbone: Backbone, texts: Sequence[str], max_tokens: int)
     return out, present
 
 
+def first_stage_queries(architecture: str, heads: Any, image: torch.Tensor, text: torch.Tensor,
+                        present: torch.Tensor) -> torch.Tensor:
+    """A first stage's query embeddings from raw embeddings (the linker and training share it).
+
+    :param architecture: ``naive``, ``zero-shot`` or ``fusion``; :param heads: its heads (None for zero-shot).
+    :param image: (n, d) normalised image embeddings; :param text: (n, d) file text embeddings,
+        :param present: (n,) bool where the file has text (fusion reads them).
+    """
+    if architecture == "naive":
+        return F.normalize(heads.image_head(image), dim=-1)
+    if architecture == "fusion":
+        mask = torch.stack([torch.ones_like(present), present], dim=1)
+        return F.normalize(heads.query_head(torch.stack([image, text], dim=1), mask), dim=-1)
+    return image
+
+
+def check_first_stage(name: str) -> LinkerSpec:
+    """The spec of a first stage the cascade can use.
+
+    :raises LinkerError: an unknown linker's message from the registry, or one of another architecture.
+    """
+    first_spec = get_spec(name)
+    if first_spec.architecture not in FIRST_STAGES:
+        raise LinkerError(f"the cascade's first stage must be a zero-shot, naive or fusion linker, not {name!r}")
+    return first_spec
+
+
 def build_cascade_linker(
     spec: LinkerSpec, settings: LinkerSettings, cascade: Optional[CascadeSettings] = None, *,
-    item_image_loader: Optional[ItemImageLoader] = None,
+    item_image_loader: Optional[ItemImageLoader] = None, backbone: Optional[Backbone] = None,
 ) -> "CascadeLinker":
     """Load the backbone, the first stage and the pair model (from ``settings.checkpoint``).
 
@@ -103,13 +132,17 @@ def build_cascade_linker(
     :param settings: model, weights, checkpoint (a cascade checkpoint), device, batch size.
     :param cascade: candidates K, text tokens, first stage, verifier switch (defaults when None).
     :param item_image_loader: P18 images for the item side (optional).
+    :param backbone: an already loaded backbone to share (the verifier beside another linker);
+        None loads one from ``settings``.
     :raises LinkerError: weights, checkpoint, device problems; a first stage it cannot use.
     """
     cascade = cascade or CascadeSettings()
     if cascade.candidates < 1 or cascade.text_tokens < 2:
         raise LinkerError(f"cascade.candidates must be ≥ 1 and cascade.text_tokens ≥ 2 "
                           f"(got {cascade.candidates} and {cascade.text_tokens})")
-    backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
+    if backbone is None:
+        backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
+                                 settings.threads)
     info = backbone_info(backbone)
     warnings: List[str] = [RANDOM_WARNING] if backbone.random_weights else []
     checkpoint = None
@@ -124,9 +157,7 @@ def build_cascade_linker(
         pair = build_pair_model(backbone.embed_dim, spec.head)
         first_name = cascade.first_stage
         warnings.append(f"untrained pair model: no --checkpoint for {spec.name}, so it ranks like its first stage")
-    first_spec = get_spec(first_name)
-    if first_spec.architecture not in FIRST_STAGES:
-        raise LinkerError(f"the cascade's first stage must be a zero-shot or naive linker, not {first_name!r}")
+    first_spec = check_first_stage(first_name)
     heads = None
     if first_spec.has_head:
         if first_ckpt is not None:
@@ -137,7 +168,8 @@ def build_cascade_linker(
             warnings.append(f"untrained first stage: {first_name} has no head weights, so it ranks like zero-shot")
         assert heads is not None
         heads = heads.to(backbone.device).eval()
-    first = ClipLinker(first_spec, replace(settings, name=first_name, checkpoint=""), backbone, heads, first_ckpt, ())
+    first = ClipLinker(first_spec, replace(settings, name=first_name, checkpoint=""), backbone, heads, first_ckpt, (),
+                       item_image_loader if first_spec.uses_item_images else None)
     return CascadeLinker(spec, settings, cascade, backbone, first, pair.to(backbone.device).eval(), checkpoint,
                          tuple(warnings), item_image_loader)
 
@@ -255,13 +287,6 @@ class CascadeLinker:
                 vectors = encode_images(self.backbone, decoded, self.settings.batch_size)
                 out[rows] = vectors.float().cpu().numpy().astype(np.float16)
 
-    @torch.inference_mode()
-    def first_stage_queries(self, image: torch.Tensor) -> torch.Tensor:
-        """The first stage's query embeddings from raw image embeddings."""
-        if self.first.spec.architecture == "naive":
-            return F.normalize(self.first.heads.image_head(image), dim=-1)
-        return image
-
     def search(self, queries: Sequence[Query], k: int) -> List[List[Tuple[int, float]]]:
         """Top ``k`` (item position, score) per query, best first."""
         return [[(h.position, h.score) for h in hits] for hits in self.search_details(queries, k)]
@@ -269,22 +294,12 @@ class CascadeLinker:
     @torch.inference_mode()
     def search_details(self, queries: Sequence[Query], k: int) -> List[List[Hit]]:
         """Top ``k`` :class:`Hit` per query: re-ranked, with α and the verifier's probability."""
-        if self._item_text is None or self._label_set is None:
-            raise LinkerError(f"linker {self.spec.name}: attach a label set before searching")
         if not queries:
             return []
-        n = len(self._label_set.qids)
-        image = encode_images(self.backbone, [q.image for q in queries], self.settings.batch_size)
-        text, present = encode_file_texts(self.backbone, [q.text for q in queries], self.cascade.text_tokens)
-        first_scores, index = chunked_topk(self.first_stage_queries(image), self.first._items,
-                                           min(n, max(k, self.cascade.candidates)))
-        device = image.device
-        index = index.to(device)
-        files = torch.stack([image, text], dim=1)
-        file_mask = torch.stack([torch.ones_like(present), present], dim=1)
-        items = torch.stack([self._item_text[index], self._item_image[index]], dim=2)
-        item_mask = torch.stack([torch.ones_like(index, dtype=torch.bool), self._item_image_present[index]], dim=2)
-        out = self.pair(files, file_mask, items, item_mask, first_scores.to(device))
+        image, text, present, first = self._encode(queries)
+        n = len(self._label_set.qids) if self._label_set is not None else 0
+        first_scores, index = chunked_topk(first, self.first._items, min(n, max(k, self.cascade.candidates)))
+        out = self._pair_scores(image, text, present, index.to(image.device), first_scores.to(image.device))
         order = torch.argsort(out.scores, dim=1, descending=True)
         calibration = self.calibration
         results: List[List[Hit]] = []
@@ -298,3 +313,51 @@ class CascadeLinker:
                                 float(first_scores[row, j])))
             results.append(hits)
         return results
+
+    @torch.inference_mode()
+    def verify(self, queries: Sequence[Query], positions: Sequence[Sequence[int]]) -> List[List[float]]:
+        """The pair model's logit ``z`` for given (file, item) pairs: the verifier beside any linker.
+
+        :param queries: the files, with this linker's :meth:`query_text` as their text.
+        :param positions: per query, the label-set positions of the items to score (any number).
+        :returns: per query, one logit per position, in the same order.
+        """
+        if not queries:
+            return []
+        image, text, present, first = self._encode(queries)
+        width = max(1, max(len(p) for p in positions))
+        # Rows are padded to one width with the first item; the padding's logits are dropped.
+        index = torch.tensor([list(p) + [p[0] if p else 0] * (width - len(p)) for p in positions],
+                             dtype=torch.long, device=image.device)
+        items = self._first_items(index)
+        first_scores = torch.einsum("bd,bkd->bk", first, items)
+        out = self._pair_scores(image, text, present, index, first_scores)
+        return [out.logits[row, :len(p)].tolist() for row, p in enumerate(positions)]
+
+    def _encode(self, queries: Sequence[Query]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(image, file text, text present, first-stage query) embeddings of ``queries``."""
+        if self._item_text is None or self._label_set is None:
+            raise LinkerError(f"linker {self.spec.name}: attach a label set before searching")
+        image = encode_images(self.backbone, [q.image for q in queries], self.settings.batch_size)
+        text, present = encode_file_texts(self.backbone, [q.text for q in queries], self.cascade.text_tokens)
+        first = first_stage_queries(self.first.spec.architecture, self.first.heads, image, text, present)
+        return image, text, present, first
+
+    def _first_items(self, index: torch.Tensor) -> torch.Tensor:
+        """The first stage's item embeddings at ``index`` (B, K) as (B, K, d) fp32 (the index may be fp16, mapped)."""
+        items = self.first._items
+        flat = index.flatten()
+        if isinstance(items, torch.Tensor):
+            rows = items[flat.to(items.device)]
+        else:
+            rows = torch.from_numpy(np.asarray(items[flat.cpu().numpy()]))
+        return rows.float().to(index.device).reshape(*index.shape, -1)
+
+    def _pair_scores(self, image: torch.Tensor, text: torch.Tensor, present: torch.Tensor, index: torch.Tensor,
+                     first_scores: torch.Tensor) -> Any:
+        """The pair model's output for each file's candidates ``index`` (B, K)."""
+        files = torch.stack([image, text], dim=1)
+        file_mask = torch.stack([torch.ones_like(present), present], dim=1)
+        items = torch.stack([self._item_text[index], self._item_image[index]], dim=2)
+        item_mask = torch.stack([torch.ones_like(index, dtype=torch.bool), self._item_image_present[index]], dim=2)
+        return self.pair(files, file_mask, items, item_mask, first_scores)

@@ -146,8 +146,15 @@ def link_files(
         else:
             found = linker.search(queries, k)
             extras = [{} for _ in found]
-        for position, media, hits, extra in zip(positions, medias, found, extras):
-            linked = _rank(media, hits, label_set, rejected.get(media.page_id, frozenset()), rules, description)
+        ranked = [_rank(media, hits, label_set, rejected.get(media.page_id, frozenset()), rules, description)
+                  for media, hits in zip(medias, found)]
+        verify = getattr(linker, "probabilities", None)
+        if verify is not None:
+            # A configured verifier (linker.verifier) replaces any probability with its own.
+            verified = verify(queries, medias, [[c.qid for c in linked.candidates] for linked in ranked])
+            extras = [{qid: (extra.get(qid, (None, None))[0], p) for qid, p in probabilities.items()}
+                      for extra, probabilities in zip(extras, verified)]
+        for position, linked, extra in zip(positions, ranked, extras):
             outcomes[position] = _with_details(linked, extra) if extra else linked
     return [o for o in outcomes if o is not None]
 

@@ -113,7 +113,8 @@ def check_precisions(
     queries = [Query(f"image {i}", image) for i, image in enumerate(decoded)]
 
     def embed(name: str) -> Any:
-        linker: Any = create_linker(linker_name or settings.name, dataclasses.replace(settings, precision=name))
+        # The verifier (linker.verifier) is beside the ranking, not in it: not checked here.
+        linker: Any = create_linker(linker_name or settings.name, dataclasses.replace(settings, precision=name, verifier=""))
         if not hasattr(linker, "encode_queries"):
             raise LinkerError(f"linker {linker.description.name} has no model: nothing to check")
         out = np.zeros((len(subset.qids), linker.backbone.embed_dim), dtype=np.float16)

@@ -149,11 +149,23 @@ def create_linker(
     :param item_image_loader: where the fusion linker gets item images (P18); without one
         its item side is text only (the index manifest says so).
     :param cascade: the cascade linker's settings (candidates K...); defaults when None.
+    :returns: with ``settings.verifier`` set, the linker wrapped in a
+        :class:`~wikivel_bot.linker.verifier.VerifiedLinker` (its suggestions carry a probability).
     :raises UsageError: unknown name.
-    :raises LinkerError: weights missing or unreachable, a bad checkpoint, a bad device.
+    :raises LinkerError: weights missing or unreachable, a bad checkpoint or verifier, a bad device.
     """
     settings = settings or LinkerSettings()
-    spec = get_spec(name or settings.name)
+    linker = _create(get_spec(name or settings.name), settings, item_image_loader, cascade)
+    if not settings.verifier:
+        return linker
+    from wikivel_bot.linker.verifier import VerifiedLinker, load_verifier
+
+    verifier = load_verifier(settings.verifier, settings, inner=linker, item_image_loader=item_image_loader)
+    return VerifiedLinker(linker, verifier)
+
+
+def _create(spec: LinkerSpec, settings: LinkerSettings, item_image_loader: Optional[ItemImageLoader],
+            cascade: Optional[CascadeSettings]) -> Linker:
     if spec.kind == "baseline":
         from wikivel_bot.linker.baselines import FrequencyLinker
 

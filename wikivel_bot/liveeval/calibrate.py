@@ -90,13 +90,15 @@ def calibrate_linker(results: Sequence[FileResult], *, target: float = DEFAULT_T
     :param holdout: share of files held out, in (0, 1).
     :param min_support: suggestions a threshold must accept to count (per category too).
     :param by_category: also a threshold per super-category.
-    :param on: ``score`` or ``probability`` (a verifier's; the cascade's suggestions carry one).
+    :param on: ``score`` or ``probability`` (a verifier's: the cascade's suggestions carry one,
+        any linker's do with ``linker.verifier``).
     :raises UsageError: ``on`` is ``probability`` and no suggestion of the linker has one.
     """
     calibration, held_out = split_results(results, holdout)
     if on == "probability" and not pairs(results, hops, on):
         raise UsageError(f"no suggestion of linker {results[0].run.linker!r} carries a probability: "
-                         "calibrate on it needs a cascade run with a verifier (cascade.verifier = true)")
+                         "calibrate on it needs a run with a verifier (linker.verifier = a cascade best.pt, "
+                         "or the cascade with cascade.verifier = true)")
     point = calibrate(pairs(calibration, hops, on), target, min_support)
     entry: Dict[str, Any] = {
         "threshold": point.threshold,

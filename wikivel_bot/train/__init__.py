@@ -32,6 +32,7 @@ Modules, one concept each::
     setup.py       everything a run loads before its first step
     validate.py    validation passes (loss and ranking metrics)
     state.py       resume state and early stopping
+    epochs.py      the epoch loop both training loops share (order, position, max-steps, Ctrl-C)
     loop.py        the training loop (``train``)
     evaluate.py    a checkpoint and the baselines on a split (``evaluate --checkpoint``)
     report.py      Table-4-style report with the paper's numbers, plots, model card

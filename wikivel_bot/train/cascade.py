@@ -1,7 +1,7 @@
 """``wikivel-bot train --variant cascade``: train the cascade's pair model (seed 004 §3.2.2).
 
-The first stage is frozen (a trained ``naive-mlp`` checkpoint, ``--first-stage``; without one
-its untrained head ranks like zero-shot). Every file's top K candidates are taken once from
+The first stage is frozen (a trained ``naive-mlp`` or ``fusion`` checkpoint, ``--first-stage``;
+without one its untrained head ranks like zero-shot). Every file's top K candidates are taken once from
 it over cached CLIP embeddings; the pair model then learns to re-rank them from the image,
 the file's text (cleaned name, description, categories — cut to ``text_tokens`` tokens as the
 linker cuts them), the item's text and its P18 image.
@@ -36,7 +36,8 @@ import torch.nn.functional as F
 from wikivel_bot.core.verification import METHODS, fit_calibration, verification_metrics
 from wikivel_bot.errors import UsageError
 from wikivel_bot.train.cascade_data import CascadeData, prepare_cascade
-from wikivel_bot.train.state import Position, improved, load_state, position_of, restore_rng, save_state
+from wikivel_bot.train.epochs import run_epochs
+from wikivel_bot.train.state import Position, load_state, position_of, record_pass, restore_rng, save_state
 from wikivel_bot.train.validate import higher_is_better
 
 LOSSES = ("triplet", "contrastive")
@@ -48,7 +49,7 @@ class CascadeTrainConfig:
     """Every option of a cascade training run (stored in checkpoints and the state).
 
     :param data: dataset directory; :param out: run directory.
-    :param first_stage: a trained first-stage checkpoint (naive-mlp); '' = untrained.
+    :param first_stage: a trained first-stage checkpoint (naive-mlp or fusion); '' = untrained.
     :param first_stage_linker: its registry name when no checkpoint is given.
     :param candidates: K, first-stage candidates per file; :param text_tokens: file-text tokens.
     :param loss: ``triplet`` or ``contrastive``; :param margin: triplet margin.
@@ -175,50 +176,40 @@ def train_cascade(config: CascadeTrainConfig) -> CascadeTrainResult:
                    "data": data.data_info, "open_clip_config": data.open_clip_config},
         )
 
+    def step(picked: np.ndarray) -> float:
+        batch = data.batch(train_files[picked], inject=True)
+        result = pair(*batch.inputs)
+        loss = cascade_loss(config.loss, result.logits, result.scores, batch.targets, config.margin)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    def after_batch(done: int, value: float) -> None:
+        log.write(json.dumps({"kind": "train", "step": position.step, "epoch": position.epoch,
+                              "loss": round(value, 6)}) + "\n")
+
+    def after_epoch() -> None:
+        metrics, logits, labels = evaluate_lists(pair, data, data.validation_files)
+        log.write(json.dumps({"kind": "validation", "step": position.step, "epoch": position.epoch,
+                              **{k: round(v, 6) for k, v in metrics.items()}}) + "\n")
+        log.flush()
+        position.history.append(metrics)
+        value = metrics[config.select]
+        if record_pass(position, value, higher_is_better(config.select), config.patience):
+            calibration = fit_calibration(logits, labels, config.calibration)
+            verification = verification_metrics([calibration.probability(z) for z in logits], labels)
+            checkpoint(out / "best.pt", metrics, calibration, verification)
+        checkpoint(out / "last.pt", metrics)
+        save_state(out, config=plain, position=position,
+                   variant_state={f"pair.{k}": v for k, v in pair.state_dict().items()},
+                   optimizer=optimizer, logit_scale=torch.zeros(()))
+
     try:
-        while position.epoch < config.epochs and not position.stopped:
-            pair.train()
-            order = np.random.default_rng([config.seed, position.epoch]).permutation(len(train_files))
-            while position.batch < n_batches and not position.stopped:
-                rows = train_files[order[position.batch * config.batch_size:(position.batch + 1) * config.batch_size]]
-                batch = data.batch(rows, inject=True)
-                result = pair(*batch.inputs)
-                loss = cascade_loss(config.loss, result.logits, result.scores, batch.targets, config.margin)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                position.step += 1
-                position.batch += 1
-                log.write(json.dumps({"kind": "train", "step": position.step, "epoch": position.epoch,
-                                      "loss": round(loss.item(), 6)}) + "\n")
-                if config.max_steps is not None and position.step >= config.max_steps:
-                    position.stopped = "max_steps"
-            if position.batch >= n_batches:
-                position.epoch += 1
-                position.batch = 0
-                metrics, logits, labels = evaluate_lists(pair, data, data.validation_files)
-                log.write(json.dumps({"kind": "validation", "step": position.step, "epoch": position.epoch,
-                                      **{k: round(v, 6) for k, v in metrics.items()}}) + "\n")
-                log.flush()
-                position.history.append(metrics)
-                value = metrics[config.select]
-                if improved(value, position.best, higher_is_better(config.select)):
-                    position.best, position.best_step, position.bad_passes = value, position.step, 0
-                    calibration = fit_calibration(logits, labels, config.calibration)
-                    verification = verification_metrics([calibration.probability(z) for z in logits], labels)
-                    checkpoint(out / "best.pt", metrics, calibration, verification)
-                else:
-                    position.bad_passes += 1
-                    if position.bad_passes >= config.patience:
-                        position.stopped = "early_stopping"
-                checkpoint(out / "last.pt", metrics)
-                save_state(out, config=plain, position=position,
-                           variant_state={f"pair.{k}": v for k, v in pair.state_dict().items()},
-                           optimizer=optimizer, logit_scale=torch.zeros(()))
-        if not position.stopped:
-            position.stopped = "epochs"
-    except KeyboardInterrupt:
-        position.stopped = "interrupted"
+        pair.train()
+        run_epochs(position, epochs=config.epochs, rows=len(train_files), batch_size=config.batch_size,
+                   n_batches=n_batches, seed=config.seed, max_steps=config.max_steps, step=step,
+                   after_batch=after_batch, after_epoch=after_epoch, progress=config.progress)
     finally:
         log.close()
     if not (out / "last.pt").exists() or position.stopped in ("max_steps", "interrupted"):

@@ -92,10 +92,11 @@ def prepare_cascade(config: Any) -> CascadeData:
     """Load the dataset, the caches and the first stage; take every file's top K.
 
     :param config: a ``cascade.CascadeTrainConfig``.
-    :raises UsageError: a first stage that is not naive/zero-shot, a dataset that does not fit.
+    :raises UsageError: a first stage that is not naive/zero-shot/fusion, a dataset that does not fit.
     :raises LinkerError: a checkpoint for another label set or backbone.
     """
     from wikivel_bot.linker import checkpoint as ckpt
+    from wikivel_bot.linker.cascade import FIRST_STAGES, first_stage_queries
     from wikivel_bot.linker.cascade_checkpoint import first_stage_doc
     from wikivel_bot.linker.cascade_text import cascade_file_text
     from wikivel_bot.linker.clip import backbone_info
@@ -124,8 +125,8 @@ def prepare_cascade(config: Any) -> CascadeData:
         first_spec = get_spec(config.first_stage_linker)
         heads = build_heads(first_spec.architecture, backbone.embed_dim, first_spec.head)
         notes.append(f"untrained first stage: {first_spec.name} ranks like zero-shot (give --first-stage CKPT)")
-    if first_spec.architecture not in ("naive", "zero-shot"):
-        raise UsageError(f"the cascade's first stage must be naive-mlp or zero-shot, not {first_spec.name}")
+    if first_spec.architecture not in FIRST_STAGES:
+        raise UsageError(f"the cascade's first stage must be a naive, zero-shot or fusion linker, not {first_spec.name}")
     device = backbone.device
     store = image_store(dataset, config.images)
     cache = Path(config.cache_dir)
@@ -147,13 +148,20 @@ def prepare_cascade(config: Any) -> CascadeData:
     file_text, file_present = _file_text_embeddings(backbone, file_texts, config.text_tokens, cache)
     item_images = embeddings.named_image_embeddings(backbone, list(label_set.images), store, cache, progress=progress)
     image = to_device(images.vectors, device).float()
+    item_image = to_device(item_images.vectors, device).float()
+    item_image_present = torch.from_numpy(item_images.present).to(device)
+    file_text, file_present = file_text.to(device), file_present.to(device)
     with torch.no_grad():
-        if heads is not None:
-            heads = heads.to(device).eval()
-            first_queries = F.normalize(heads.image_head(image), dim=-1)
+        # Exactly what the linker computes (``first_stage_queries``; the index of its ClipLinker).
+        heads = heads.to(device).eval() if heads is not None else None
+        first_queries = first_stage_queries(first_spec.architecture, heads, image, file_text, file_present)
+        if first_spec.architecture == "naive":
             first_items = F.normalize(heads.text_head(first_item_text), dim=-1)
+        elif first_spec.architecture == "fusion":
+            mask = torch.stack([torch.ones_like(item_image_present), item_image_present], dim=1)
+            first_items = F.normalize(heads.entity_head(torch.stack([first_item_text, item_image], dim=1), mask), dim=-1)
         else:
-            first_queries, first_items = image, first_item_text
+            first_items = first_item_text
         k = min(config.candidates, len(label_set.qids))
         first_scores, candidates = chunked_topk(first_queries, first_items, k)
     present = images.present
@@ -169,9 +177,8 @@ def prepare_cascade(config: Any) -> CascadeData:
     return CascadeData(
         spec=spec, dim=backbone.embed_dim, device=device, label_set=label_set, backbone_block=info,
         first_stage_linker=first_spec.name, first_stage_doc=doc, images=image,
-        file_text=file_text.to(device), file_text_present=file_present.to(device), item_text=item_text,
-        item_image=to_device(item_images.vectors, device).float(),
-        item_image_present=torch.from_numpy(item_images.present).to(device),
+        file_text=file_text, file_text_present=file_present, item_text=item_text,
+        item_image=item_image, item_image_present=item_image_present,
         first_queries=first_queries, first_items=first_items, candidates=candidates.to(device),
         first_scores=first_scores.to(device), truth=truth, truth_qids=dataset.items(),
         train_files=rows("train"), validation_files=rows("validation"), test_files=rows("test"),

@@ -27,13 +27,14 @@ import torch
 
 from wikivel_bot.errors import UsageError
 from wikivel_bot.linker import checkpoint as ckpt
+from wikivel_bot.train.epochs import run_epochs
 from wikivel_bot.train.losses import LOSSES, batch_loss
 from wikivel_bot.train.setup import Prepared, prepare
 from wikivel_bot.train.state import (
     Position,
-    improved,
     load_state,
     position_of,
+    record_pass,
     restore_rng,
     save_state,
 )
@@ -200,50 +201,32 @@ def train(config: TrainConfig) -> TrainResult:
                    optimizer=optimizer, logit_scale=logit_scale)
         return last
 
-    from tqdm import tqdm
+    def step(rows: np.ndarray) -> float:
+        files = torch.from_numpy(train_rows[0][rows]).to(device)
+        items = torch.from_numpy(train_rows[1][rows]).to(device)
+        loss = loss_of(files, items)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            logit_scale.clamp_(0.0, math.log(100.0))  # CLIP's cap on the inverse temperature
+        return loss.item()
+
+    def after_batch(done: int, value: float) -> None:
+        log.write(json.dumps({"kind": "train", "step": position.step, "epoch": position.epoch,
+                              "batch": done, "loss": round(value, 6),
+                              "logit_scale": round(logit_scale.exp().item(), 4),
+                              "seconds": round(time.perf_counter() - started, 3)}) + "\n")
+        if done in val_after:
+            metrics = validate(variant, prepared.validation, prepared.label_set.qids, loss_of, config.batch_size)
+            _record(position, metrics, config, log, out, checkpoint)
+            persist()
 
     try:
         variant.train()
-        while position.epoch < config.epochs and not position.stopped:
-            order = np.random.default_rng([config.seed, position.epoch]).permutation(len(train_rows[0]))
-            bar = tqdm(total=n_batches, initial=position.batch, desc=f"epoch {position.epoch + 1}/{config.epochs}",
-                       unit="batch", disable=not config.progress, leave=False)
-            while position.batch < n_batches and not position.stopped:
-                rows = order[position.batch * config.batch_size:(position.batch + 1) * config.batch_size]
-                files = torch.from_numpy(train_rows[0][rows]).to(device)
-                items = torch.from_numpy(train_rows[1][rows]).to(device)
-                loss = loss_of(files, items)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                with torch.no_grad():
-                    logit_scale.clamp_(0.0, math.log(100.0))  # CLIP's cap on the inverse temperature
-                position.step += 1
-                value = loss.item()
-                log.write(json.dumps({"kind": "train", "step": position.step, "epoch": position.epoch,
-                                      "batch": position.batch, "loss": round(value, 6),
-                                      "logit_scale": round(logit_scale.exp().item(), 4),
-                                      "seconds": round(time.perf_counter() - started, 3)}) + "\n")
-                bar.update(1)
-                bar.set_postfix(loss=f"{value:.4f}")
-                done_batch = position.batch
-                position.batch += 1
-                if done_batch in val_after:
-                    metrics = validate(variant, prepared.validation, prepared.label_set.qids, loss_of,
-                                       config.batch_size)
-                    _record(position, metrics, config, log, out, checkpoint)
-                    persist()
-                if config.max_steps is not None and position.step >= config.max_steps and not position.stopped:
-                    position.stopped = "max_steps"
-            bar.close()
-            if position.batch >= n_batches:
-                position.epoch += 1
-                position.batch = 0
-        if not position.stopped:
-            position.stopped = "epochs"
-    except KeyboardInterrupt:
-        # Ctrl-C keeps what was done: the state below lets --resume go on from this step.
-        position.stopped = "interrupted"
+        run_epochs(position, epochs=config.epochs, rows=len(train_rows[0]), batch_size=config.batch_size,
+                   n_batches=n_batches, seed=config.seed, max_steps=config.max_steps, step=step,
+                   after_batch=after_batch, progress=config.progress)
     finally:
         log.close()
     return _result(out, position, prepared, started, persist())
@@ -273,15 +256,8 @@ def _record(position: Position, metrics: Dict[str, float], config: TrainConfig, 
     log.write(json.dumps(entry) + "\n")
     log.flush()
     position.history.append(metrics)
-    if improved(value, position.best, higher_is_better(config.select)):
-        position.best = value
-        position.best_step = position.step
-        position.bad_passes = 0
+    if record_pass(position, value, higher_is_better(config.select), config.patience):
         checkpoint(out / BEST, metrics)
-    else:
-        position.bad_passes += 1
-        if position.bad_passes >= config.patience:
-            position.stopped = "early_stopping"
 
 
 def _extra(config: TrainConfig, prepared: Prepared, position: Position, metrics: Dict[str, float],

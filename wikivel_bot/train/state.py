@@ -57,6 +57,20 @@ def improved(value: float, best: Optional[float], higher: bool) -> bool:
     return value > best if higher else value < best
 
 
+def record_pass(position: Position, value: float, higher: bool, patience: int) -> bool:
+    """Note a validation pass for early stopping; True when it is the best so far (keep it).
+
+    After ``patience`` passes without improvement ``position.stopped`` becomes ``early_stopping``.
+    """
+    if improved(value, position.best, higher):
+        position.best, position.best_step, position.bad_passes = value, position.step, 0
+        return True
+    position.bad_passes += 1
+    if position.bad_passes >= patience:
+        position.stopped = "early_stopping"
+    return False
+
+
 def save_state(out_dir: Path, *, config: Mapping[str, Any], position: Position, variant_state: Mapping[str, Any],
                optimizer: torch.optim.Optimizer, logit_scale: torch.Tensor) -> Path:
     """Write ``train-state.pt`` atomically."""
