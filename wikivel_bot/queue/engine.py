@@ -29,7 +29,7 @@ _DRIVER_HINTS = {
 }
 
 
-def create_engine_for(url: str, echo: bool = False, create: bool = True) -> Engine:
+def create_engine_for(url: str, echo: bool = False, create: bool = True, pool_size: int = 0) -> Engine:
     """An engine for a queue database URL.
 
     :param url: SQLAlchemy URL: ``sqlite:///path``, ``sqlite://`` (in memory),
@@ -38,6 +38,10 @@ def create_engine_for(url: str, echo: bool = False, create: bool = True) -> Engi
     :param create: a SQLite file (and its folder) may be created. Commands that only use an
         existing queue pass False, so running one in the wrong directory does not leave a
         stray empty database behind.
+    :param pool_size: connections a server database's pool keeps open (0: SQLAlchemy's
+        default, 5). A threaded server passes its thread count: with fewer, every request
+        beyond the pool opens a connection of its own and closes it again (a new server
+        process per request on PostgreSQL).
     :raises DatabaseUnavailable: the URL is malformed, its driver is missing, or a SQLite
         path cannot hold a database (its folder is a file, or cannot be created).
     :raises SchemaOutdated: ``create`` is False and the SQLite file does not exist.
@@ -60,6 +64,8 @@ def create_engine_for(url: str, echo: bool = False, create: bool = True) -> Engi
     else:
         kwargs["pool_pre_ping"] = True
         kwargs["pool_recycle"] = 3600  # ToolsDB and MariaDB drop idle connections
+        if pool_size:
+            kwargs["pool_size"] = pool_size
     try:
         engine = create_engine(parsed, **kwargs)
     except NoSuchModuleError:
