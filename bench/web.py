@@ -13,12 +13,18 @@ first file (approve / reject / skip in turn), moving on from that file. Latency 
 at the client, per request. Reviewers start at different points of the queue, as people
 working through it do, so no 409s are expected (any non-200 is counted and printed).
 
+Besides latency each row gives the CPU time per request (GET and POST together) of the
+server process and of the PostgreSQL backends serving the scratch database, read from
+/proc, and the load average at its end: on a shared machine latency includes waiting for a
+CPU, CPU time per request far less so. The clients run on the same machine and use CPU too.
+The server's pool holds ``--threads`` connections, as ``wikivel-bot web`` does.
+
 Sessions are signed with the server's secret, as after an OAuth login (the login itself is
 not timed). The item look-up (labels in the reviewer's language from Wikidata) is off: it is
 a cached remote call, not a queue cost, and this machine has no network.
 
 Server URLs come from WIKIVEL_TEST_POSTGRES_URL (default: the local service); each run
-works in a scratch database it creates and drops.
+works in a scratch database it creates and drops (``bench/scratch_db.py``).
 """
 
 from __future__ import annotations
