@@ -219,7 +219,7 @@ class Processes:
     Latency on a loaded machine includes waiting for a CPU; CPU time per request is the
     work itself, which other processes disturb far less. The database's share is its
     backends serving the scratch database (PostgreSQL names the database in each backend's
-    process title; SQLite runs inside the server process).
+    process title; SQLite runs inside the server process), autovacuum left out.
     """
 
     TICK = os.sysconf("SC_CLK_TCK")
@@ -245,7 +245,8 @@ class Processes:
                     title = (entry / "cmdline").read_bytes().decode(errors="replace")
                 except OSError:
                     continue
-                if title.startswith("postgres:") and f" {self.database} " in title:
+                # Client backends only: autovacuum tidies up after the bulk fill, not a request.
+                if title.startswith("postgres:") and f" {self.database} " in title and "autovacuum" not in title:
                     backends[int(entry.name)] = self._cpu(int(entry.name))
         return {"app": {self.server_pid: self._cpu(self.server_pid)}, "db": backends}
 
