@@ -283,8 +283,9 @@ def load(base: str, args: argparse.Namespace, n_files: int, think: float, offset
         row[kind] = {"n": len(values), "p50": statistics.median(values) * 1000,
                      "p95": percentile(values, 95) * 1000, "p99": percentile(values, 99) * 1000,
                      "max": max(values) * 1000}
-    row["requests"] = len(out.get("get", [])) + len(out.get("post", []))
-    row["req_per_s"] = row["requests"] / wall
+    requests_done = len(out.get("get", [])) + len(out.get("post", []))
+    row["requests"] = requests_done
+    row["req_per_s"] = requests_done / wall
     row["load"] = os.getloadavg()[0]
     return row
 
