@@ -30,22 +30,15 @@ import os  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
-import uuid  # noqa: E402
 from datetime import datetime, timedelta, timezone  # noqa: E402
 from typing import Callable, Dict, List  # noqa: E402
 
-from sqlalchemy import create_engine, text  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
-
+from bench.scratch_db import Scratch  # noqa: E402
 from wikivel_bot.queue import migrate  # noqa: E402
 from wikivel_bot.queue.engine import create_engine_for  # noqa: E402
 from wikivel_bot.queue.store import Store  # noqa: E402
 from wikivel_bot.types import FileState, Upload  # noqa: E402
 
-DEFAULT_URLS = {
-    "postgresql": os.environ.get("WIKIVEL_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"),
-    "mysql": os.environ.get("WIKIVEL_TEST_MYSQL_URL", "mysql+pymysql://root@127.0.0.1:3306/test"),
-}
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
@@ -56,34 +49,6 @@ def uploads(n: int, offset: int = 0) -> List[Upload]:
                width=1024, height=768)
         for i in range(1, n + 1)
     ]
-
-
-class Scratch:
-    """A fresh database per run: a temp SQLite file or a scratch database on a server."""
-
-    def __init__(self, backend: str, workdir: Path) -> None:
-        self.backend, self.admin, self.name = backend, None, ""
-        if backend == "sqlite":
-            path = workdir / f"bench-{uuid.uuid4().hex[:8]}.sqlite"
-            self.url = f"sqlite:///{path}"
-            self.path = path
-            return
-        admin_url = make_url(DEFAULT_URLS[backend])
-        self.name = f"wikivel_bench_{uuid.uuid4().hex[:8]}"
-        self.admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-        with self.admin.connect() as conn:
-            conn.execute(text(f"CREATE DATABASE {self.name}"))
-        self.url = admin_url.set(database=self.name).render_as_string(hide_password=False)
-
-    def drop(self) -> None:
-        if self.admin is None:
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(self.path) + suffix).unlink(missing_ok=True)
-            return
-        with self.admin.connect() as conn:
-            force = " WITH (FORCE)" if self.backend == "postgresql" else ""
-            conn.execute(text(f"DROP DATABASE IF EXISTS {self.name}{force}"))
-        self.admin.dispose()
 
 
 def timed(fn: Callable[[], int]) -> float:

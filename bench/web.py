@@ -13,12 +13,18 @@ first file (approve / reject / skip in turn), moving on from that file. Latency 
 at the client, per request. Reviewers start at different points of the queue, as people
 working through it do, so no 409s are expected (any non-200 is counted and printed).
 
+Besides latency each row gives the CPU time per request (GET and POST together) of the
+server process and of the PostgreSQL backends serving the scratch database, read from
+/proc, and the load average at its end: on a shared machine latency includes waiting for a
+CPU, CPU time per request far less so. The clients run on the same machine and use CPU too.
+The server's pool holds ``--threads`` connections, as ``wikivel-bot web`` does.
+
 Sessions are signed with the server's secret, as after an OAuth login (the login itself is
 not timed). The item look-up (labels in the reviewer's language from Wikidata) is off: it is
 a cached remote call, not a queue cost, and this machine has no network.
 
 Server URLs come from WIKIVEL_TEST_POSTGRES_URL (default: the local service); each run
-works in a scratch database it creates and drops.
+works in a scratch database it creates and drops (``bench/scratch_db.py``).
 """
 
 from __future__ import annotations
@@ -43,14 +49,13 @@ from datetime import datetime, timedelta  # noqa: E402
 from typing import Dict, List, Tuple  # noqa: E402
 
 import requests  # noqa: E402
-from sqlalchemy import create_engine, insert, text  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
+from sqlalchemy import insert  # noqa: E402
 
+from bench.scratch_db import Scratch  # noqa: E402
 from wikivel_bot.queue import migrate  # noqa: E402
 from wikivel_bot.queue.engine import create_engine_for  # noqa: E402
 from wikivel_bot.queue.tables import candidates, files  # noqa: E402
 
-POSTGRES = os.environ.get("WIKIVEL_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 T0 = datetime(2026, 1, 1)
 CHUNK = 5000
 SECRET = secrets.token_hex(32)
@@ -58,32 +63,6 @@ ACTIONS = ("approve", "reject", "skip")
 
 
 # -- the queue -------------------------------------------------------------------------
-
-
-class Scratch:
-    """A fresh database: a temp SQLite file or a scratch PostgreSQL database."""
-
-    def __init__(self, backend: str, workdir: Path) -> None:
-        self.backend, self.admin, self.name = backend, None, ""
-        if backend == "sqlite":
-            self.path = workdir / f"web-bench-{uuid.uuid4().hex[:8]}.sqlite"
-            self.url = f"sqlite:///{self.path}"
-            return
-        admin_url = make_url(POSTGRES)
-        self.name = f"wikivel_webbench_{uuid.uuid4().hex[:8]}"
-        self.admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-        with self.admin.connect() as conn:
-            conn.execute(text(f"CREATE DATABASE {self.name}"))
-        self.url = admin_url.set(database=self.name).render_as_string(hide_password=False)
-
-    def drop(self) -> None:
-        if self.admin is None:
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(self.path) + suffix).unlink(missing_ok=True)
-            return
-        with self.admin.connect() as conn:
-            conn.execute(text(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)"))
-        self.admin.dispose()
 
 
 def fill(url: str, n_candidates: int, per_file: int) -> Tuple[int, float]:
@@ -135,7 +114,7 @@ def serve(url: str, port_file: str, secret: str, threads: int) -> None:
     from wikivel_bot.web.serve import make_server
 
     settings = Settings(web=WebSettings(decisions_per_minute=10**6, threads=threads))
-    app = create_app(settings, Store(create_engine_for(url)), secrets=WebSecrets(session_secret=secret), items=None)
+    app = create_app(settings, Store(create_engine_for(url, pool_size=threads)), secrets=WebSecrets(session_secret=secret), items=None)
     server = make_server(app, "127.0.0.1", 0, threads)
     Path(port_file).write_text(str(server.effective_port))  # type: ignore[attr-defined]
     server.run()  # type: ignore[attr-defined]
@@ -163,7 +142,7 @@ def session_cookie(name: str, csrf: str) -> str:
     from flask import Flask
     from flask.sessions import SecureCookieSessionInterface
 
-    app = Flask("bench")
+    app = Flask(__name__)
     app.secret_key = SECRET
     signer = SecureCookieSessionInterface().get_signing_serializer(app)
     assert signer is not None
@@ -177,7 +156,7 @@ def reviewer(base: str, index: int, start_after: int, rounds: int, think: float,
     csrf = secrets.token_urlsafe(16)
     http.cookies.set("wikivel_session", session_cookie(f"Bench reviewer {index}", csrf), domain="127.0.0.1")
     http.headers["X-CSRF-Token"] = csrf
-    http.get(base + "/api/stats", timeout=60)  # connection warm-up, not timed
+    http.get(base + "/healthz", timeout=60)  # connection warm-up, not timed (and cheap: no counts)
     after = start_after
     gets: List[float] = []
     posts: List[float] = []
@@ -211,7 +190,7 @@ def percentile(values: List[float], p: float) -> float:
 
 
 def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> List[Dict[str, object]]:
-    scratch = Scratch(backend, workdir)
+    scratch = Scratch(backend, workdir, prefix="webbench")
     proc = None
     try:
         n_files, fill_s = fill(scratch.url, args.candidates, args.per_file)
@@ -222,7 +201,9 @@ def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> List[D
         runs += [(args.reviewers, float(t)) for t in args.think.split(",")]
         for n, (reviewers, think) in enumerate(runs):
             # Each run starts further into the queue: its files are still undecided.
+            processes = Processes(proc.pid, scratch.name)
             rows.append(load(base, args, n_files, think, offset=n * args.rounds * 2, reviewers=reviewers))
+            rows[-1].update(processes.used(int(rows[-1]["requests"])))  # type: ignore[call-overload]
             rows[-1].update(backend=backend, files=n_files, fill_s=fill_s)
         return rows
     finally:
@@ -230,6 +211,53 @@ def one_backend(backend: str, args: argparse.Namespace, workdir: Path) -> List[D
             proc.terminate()
             proc.wait(timeout=30)
         scratch.drop()
+
+
+class Processes:
+    """CPU time the server and its database use during a run, from /proc (Linux).
+
+    Latency on a loaded machine includes waiting for a CPU; CPU time per request is the
+    work itself, which other processes disturb far less. The database's share is its
+    backends serving the scratch database (PostgreSQL names the database in each backend's
+    process title; SQLite runs inside the server process), autovacuum left out.
+    """
+
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, server_pid: int, database: str) -> None:
+        self.server_pid, self.database = server_pid, database
+        self.start = self._sample()
+
+    def _cpu(self, pid: int) -> float:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / self.TICK  # utime + stime
+
+    def _sample(self) -> Dict[str, Dict[int, float]]:
+        backends = {}
+        if self.database:
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    title = (entry / "cmdline").read_bytes().decode(errors="replace")
+                except OSError:
+                    continue
+                # Client backends only: autovacuum tidies up after the bulk fill, not a request.
+                if title.startswith("postgres:") and f" {self.database} " in title and "autovacuum" not in title:
+                    backends[int(entry.name)] = self._cpu(int(entry.name))
+        return {"app": {self.server_pid: self._cpu(self.server_pid)}, "db": backends}
+
+    def used(self, requests: int) -> Dict[str, float]:
+        """CPU ms per request of the server process and of the database since the start."""
+        end = self._sample()
+        out = {}
+        for part in ("app", "db"):
+            spent = sum(t - self.start[part].get(pid, 0.0) for pid, t in end[part].items())
+            out[f"{part}_cpu_ms"] = spent * 1000 / max(requests, 1)
+        return out
 
 
 def load(base: str, args: argparse.Namespace, n_files: int, think: float, offset: int, reviewers: int
@@ -255,7 +283,10 @@ def load(base: str, args: argparse.Namespace, n_files: int, think: float, offset
         row[kind] = {"n": len(values), "p50": statistics.median(values) * 1000,
                      "p95": percentile(values, 95) * 1000, "p99": percentile(values, 99) * 1000,
                      "max": max(values) * 1000}
-    row["req_per_s"] = (len(out.get("get", [])) + len(out.get("post", []))) / wall
+    requests_done = len(out.get("get", [])) + len(out.get("post", []))
+    row["requests"] = requests_done
+    row["req_per_s"] = requests_done / wall
+    row["load"] = os.getloadavg()[0]
     return row
 
 
@@ -283,8 +314,9 @@ def main() -> None:
     print(f"# {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
     print(f"# {args.candidates:,} candidates ({args.per_file}/file), {args.reviewers} reviewers x "
           f"{args.rounds} rounds, waitress threads {args.threads}")
-    print("| backend | reviewers | think s | request | n | p50 ms | p95 ms | p99 ms | max ms | req/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| backend | reviewers | think s | request | n | p50 ms | p95 ms | p99 ms | max ms | req/s "
+          "| app CPU ms/req | db CPU ms/req | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory(prefix="wikivel-web-bench-") as tmp:
         for backend in args.backends.split(","):
             for row in one_backend(backend.strip(), args, Path(tmp)):
@@ -292,7 +324,8 @@ def main() -> None:
                     s = row[kind]
                     assert isinstance(s, dict)
                     print(f"| {backend} | {row['reviewers']} | {row['think']:g} | {label} | {s['n']} | {s['p50']:.1f} | {s['p95']:.1f} "
-                          f"| {s['p99']:.1f} | {s['max']:.1f} | {row['req_per_s']:.0f} |")
+                          f"| {s['p99']:.1f} | {s['max']:.1f} | {row['req_per_s']:.0f} | {row['app_cpu_ms']:.1f} "
+                          f"| {'in app' if backend == 'sqlite' else format(row['db_cpu_ms'], '.1f')} | {row['load']:.1f} |")
                 print(f"# {backend}: {row['files']:,} files filled in {row['fill_s']:.0f} s; "
                       f"non-200: {row['failures']} {row['failure_kinds']}; load {os.getloadavg()[0]:.1f}",
                       flush=True)

@@ -10,7 +10,7 @@ from typing import Dict, Iterator
 
 import pytest
 
-from tests.db_support import BACKENDS, ScratchDatabase, empty_tables, open_store
+from tests.db_support import BACKENDS, ScratchDatabase, open_store, queue_url
 from wikivel_bot.queue import migrate
 from wikivel_bot.queue.store import Store
 
@@ -47,24 +47,7 @@ def _scratch_databases() -> Iterator[Dict[str, ScratchDatabase]]:
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path, _scratch_databases) -> str:
     """A URL of an empty queue database at the migration head, once per backend."""
-    backend = request.param
-    if backend == "sqlite-file":
-        url = f"sqlite:///{tmp_path / 'queue.sqlite'}"
-    elif backend == "sqlite-memory":
-        # One private in-memory database per engine (StaticPool shares its connection).
-        url = "sqlite://"
-    else:
-        scratch = _scratch_databases[backend]
-        url = scratch.get()
-        if not scratch.migrated:
-            from wikivel_bot.queue.engine import create_engine_for
-
-            engine = create_engine_for(url)
-            migrate.upgrade(engine)
-            engine.dispose()
-            scratch.migrated = True
-        empty_tables(url)
-    return url
+    return queue_url(request.param, tmp_path, _scratch_databases)
 
 
 @pytest.fixture

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import Optional
+from pathlib import Path
+from typing import Dict, Optional
 
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from wikivel_bot.queue import migrate
 from wikivel_bot.queue.engine import create_engine_for
 from wikivel_bot.queue.store import Store
 from wikivel_bot.queue.tables import metadata
@@ -80,3 +82,22 @@ def empty_tables(url: str) -> None:
 def open_store(url: str, **kwargs: object) -> Store:
     return Store(create_engine_for(url), **kwargs)  # type: ignore[arg-type]
 
+
+
+def queue_url(backend: str, tmp_path: Path, scratch_databases: Dict[str, ScratchDatabase]) -> str:
+    """A URL of an empty queue database of ``backend`` (one of BACKENDS); a server's is
+    migrated to the head once per session and emptied for every test."""
+    if backend == "sqlite-file":
+        return f"sqlite:///{tmp_path / 'queue.sqlite'}"
+    if backend == "sqlite-memory":
+        # One private in-memory database per engine (StaticPool shares its connection).
+        return "sqlite://"
+    scratch = scratch_databases[backend]
+    url = scratch.get()
+    if not scratch.migrated:
+        engine = create_engine_for(url)
+        migrate.upgrade(engine)
+        engine.dispose()
+        scratch.migrated = True
+    empty_tables(url)
+    return url

@@ -16,7 +16,8 @@ from tests.web_support import NEWBIE, make_app, web_queue, webwiki  # noqa: F401
 from wikivel_bot.types import DecisionAction
 from wikivel_bot.web.serve import make_server
 
-pytestmark = pytest.mark.browser
+# The page's behaviour, not the database's: the API tests cover every backend.
+pytestmark = [pytest.mark.browser, pytest.mark.parametrize("web_queue", ["sqlite-file"], indirect=True)]
 
 
 @pytest.fixture

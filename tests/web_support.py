@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 
+from tests.db_support import queue_url
 from tests.review_support import add_file
 from tests.testwiki import TestWiki
 from tests.testwiki.model import User
@@ -66,9 +67,14 @@ def webwiki() -> Iterator[TestWiki]:
         yield wiki
 
 
-@pytest.fixture
-def web_queue(tmp_path: Path) -> Iterator[Store]:
-    engine = create_engine_for(f"sqlite:///{tmp_path / 'queue.sqlite'}")
+# The web's queries and decisions on every kind of database it is deployed on (SQLite;
+# ToolsDB is MariaDB; a VPS may use PostgreSQL): locking and SQL differ between them.
+WEB_BACKENDS = ("sqlite-file", "postgresql", "mysql")
+
+
+@pytest.fixture(params=WEB_BACKENDS)
+def web_queue(request: pytest.FixtureRequest, tmp_path: Path, _scratch_databases: Any) -> Iterator[Store]:
+    engine = create_engine_for(queue_url(request.param, tmp_path, _scratch_databases))
     migrate.upgrade(engine)
     store = Store(engine)
     yield store

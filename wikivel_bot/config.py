@@ -239,7 +239,7 @@ class WebSettings:
     decisions_per_minute: int = 120
     # Files per page of /api/queue and the grid.
     page_size: int = 24
-    # Worker threads of the WSGI server.
+    # Worker threads of the WSGI server; the web's database pool keeps as many connections.
     threads: int = 8
 
     def __post_init__(self) -> None:

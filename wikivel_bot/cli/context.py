@@ -34,19 +34,21 @@ class CliContext:
             self._settings = settings
         return self._settings
 
-    def store(self, check_schema: bool = True) -> Any:
+    def store(self, check_schema: bool = True, pool_size: int = 0) -> Any:
         """The queue store on the configured database (``wikivel_bot.queue.store.Store``).
 
         :param check_schema: the database must exist and be at the newest migration; a
             missing SQLite file is then an error rather than created (only ``db`` commands
             create one), so a command run in the wrong folder leaves nothing behind.
+        :param pool_size: database connections to keep (``create_engine_for``; 0: default);
+            only the first call builds the store.
         """
         if self._store is None:
             from wikivel_bot.queue.engine import create_engine_for
             from wikivel_bot.queue.store import Store
 
             engine = create_engine_for(self.settings.db.url, echo=self.settings.db.echo,
-                                       create=not check_schema)
+                                       create=not check_schema, pool_size=pool_size)
             self._store = Store(engine, claim_lease_s=self.settings.db.claim_lease_s)
             if check_schema:
                 self._store.check_schema()

@@ -50,7 +50,8 @@ def web(obj: CliContext, host: Optional[str], port: Optional[int]) -> None:
     the [web] section; secrets in web.secrets_file. GET /healthz answers 200 while the queue
     is reachable."""
     settings = obj.settings
-    store = obj.store()
+    # One connection per waitress thread: each request holds one for its transaction.
+    store = obj.store(pool_size=settings.web.threads)
     try:
         from wikivel_bot.web.app import create_app
         from wikivel_bot.web.serve import serve

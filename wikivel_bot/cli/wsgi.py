@@ -19,4 +19,6 @@ def create() -> Any:
     from wikivel_bot.web.app import create_app
 
     obj = CliContext()
-    return create_app(obj.settings, obj.store(), reverter=_reverter(obj))
+    # A connection per server thread (gunicorn's --threads is web.threads in docs/deploy.md).
+    store = obj.store(pool_size=obj.settings.web.threads)
+    return create_app(obj.settings, store, reverter=_reverter(obj))

@@ -251,11 +251,17 @@ def _file_conditions(flt: ReviewFilter) -> List[ColumnElement[bool]]:
     return conds
 
 
+# What _review_candidate reads: only these, as a page of the web review reads ~120 pairs
+# and every further column (timestamps above all) is decoded for each.
+REVIEW_COLUMNS = tuple(candidates.c[name] for name in (
+    "id", "file_id", "qid", "score", "rank", "linker", "state", "prominent", "reviewer", "evidence"))
+
+
 def _candidates_of(conn: Any, file_ids: Sequence[int], cond: ColumnElement[bool]) -> Dict[int, List[Any]]:
     out: Dict[int, List[Any]] = {}
     if not file_ids:
         return out
-    for row in conn.execute(select(candidates).where(candidates.c.file_id.in_(list(file_ids)), cond)):
+    for row in conn.execute(select(*REVIEW_COLUMNS).where(candidates.c.file_id.in_(list(file_ids)), cond)):
         out.setdefault(row.file_id, []).append(row)
     return out
 

@@ -83,14 +83,33 @@ class Store:
     def transaction(self) -> Iterator[Connection]:
         """A transaction (for the read queries of ``queue/``); a failure to connect
         becomes DatabaseUnavailable (one line)."""
+        with self._connect() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A connection for read queries that need no common snapshot (the web's queue page).
+
+        On PostgreSQL it runs in autocommit, each statement in a snapshot of its own:
+        psycopg sends BEGIN and COMMIT as round trips of their own, two of the four a
+        page costs. Elsewhere it is :meth:`transaction` (SQLite's reads are in-process;
+        switching PyMySQL's autocommit on and off costs more round trips than it saves).
+        """
+        if self.backend != "postgresql":
+            with self.transaction() as conn:
+                yield conn
+            return
+        with self._connect() as conn:
+            yield conn.execution_options(isolation_level="AUTOCOMMIT")
+
+    def _connect(self) -> Connection:
+        """A pooled connection; a failure to connect becomes DatabaseUnavailable (one line)."""
         try:
-            conn = self.engine.connect()
+            return self.engine.connect()
         except DBAPIError as exc:
             raise DatabaseUnavailable(
                 f"cannot connect to {redacted_url(self.engine)}: {exc.orig}"
             ) from None
-        with conn, conn.begin():
-            yield conn
 
     # -- files -------------------------------------------------------------------------
 
@@ -256,33 +275,47 @@ class Store:
     # -- decisions ---------------------------------------------------------------------
 
     def record_decision(
-        self, page_id: int, qid: str, action: DecisionAction, reviewer: str, source: str
+        self, page_id: int, qid: str, action: DecisionAction, reviewer: str, source: str,
+        *, add_unproposed: bool = True,
     ) -> int:
         """Apply a reviewer's decision on (file, item) and keep it in the audit trail.
 
         A pair that was never proposed can still be decided (a reviewer adding or refusing
-        an item by hand): its candidate row is created on the spot.
+        an item by hand): its candidate row is created on the spot, unless
+        ``add_unproposed`` is False (the web decides only what was proposed).
+
+        One transaction, and on the usual path (the pair exists) three statements: the
+        pair is found and locked by page id directly, the file's row id is only looked up
+        when the pair is missing. The web records a decision per request, so its round
+        trips are the request's latency on a server database.
         :return: the decision's id (for undo).
-        :raises NotFound: the file is not queued. :raises IllegalTransition: the pair is
-            in a state this decision cannot apply to (e.g. already written).
+        :raises NotFound: the file is not queued, or (``add_unproposed`` False, or a skip)
+            the pair was never proposed. :raises IllegalTransition: the pair is in a state
+            this decision cannot apply to (e.g. already written).
         """
         if not is_qid(qid):
             raise UsageError(f"not a Wikidata item id: {qid!r}")
         if not reviewer:
             raise UsageError("a decision needs a reviewer name (--reviewer or review.reviewer)")
         now = self._now()
-        file_id = self.file_id_of(page_id)
         with self.transaction() as conn:
+            # The file as a scalar subquery, not a join: a locking read then locks only the
+            # pair's row (MariaDB has no FOR UPDATE OF), never the file's.
+            file_ids = select(files.c.id).where(files.c.page_id == page_id).scalar_subquery()
             row = conn.execute(
                 self.for_update(
                     select(candidates.c.id, candidates.c.state).where(
-                        candidates.c.file_id == file_id, candidates.c.qid == qid
+                        candidates.c.file_id == file_ids, candidates.c.qid == qid
                     )
                 )
             ).first()
-            if row is None and action is DecisionAction.SKIP:
-                raise NotFound(f"M{page_id} {qid} was never proposed: there is nothing to skip")
             if row is None:
+                file_id = conn.execute(select(files.c.id).where(files.c.page_id == page_id)).scalar()
+                if file_id is None:
+                    raise NotFound(f"file M{page_id} is not in the queue")
+                if action is DecisionAction.SKIP or not add_unproposed:
+                    raise NotFound(f"M{page_id} {qid} was never proposed: there is nothing to "
+                                   f"{action.value.replace('_', ' ')}")
                 result = conn.execute(
                     insert(candidates).values(
                         file_id=file_id, qid=qid, state=CandidateState.PROPOSED.value,

@@ -73,7 +73,9 @@ def queue_page(store: Store, query: QueueQuery, after_id: int = 0, limit: int = 
     found: List[ReviewFile] = []
     chunk = max(limit, 1) if not query.flt.category else reviews.CHUNK
     while True:
-        with store.transaction() as conn:
+        # The candidates are read after the files, each query on its own (no transaction):
+        # a pair decided in between is left out, as it would be a moment later.
+        with store.reading() as conn:
             rows = conn.execute(
                 select(files.c.id, files.c.page_id, files.c.title, files.c.uploader,
                        files.c.uploaded_at, files.c.media)

@@ -78,12 +78,16 @@ def decide(
     action: DecisionAction,
     reviewer: str,
     source: str = "cli",
+    *,
+    add_unproposed: bool = True,
 ) -> List[Decided]:
     """Record ``action`` on (file, item) for each item; the QIDs and the file are checked
     before anything is recorded.
 
     :param file_ref: ``M123`` or ``File:Name.jpg``.
     :param qids: the items.
+    :param add_unproposed: False: an item never proposed for the file is NotFound instead
+        of added (see ``Store.record_decision``).
     :raises UsageError: a bad QID or file reference. :raises NotFound: the file is not
         queued. :raises IllegalTransition: a pair is in a state the decision cannot apply to
         (pairs before it in ``qids`` are recorded by then).
@@ -94,6 +98,7 @@ def decide(
     page_id = resolve_page_id(store, file_ref)
     done = []
     for qid in dict.fromkeys(q.strip().upper() for q in qids):
-        decision_id = store.record_decision(page_id, qid, action, reviewer, source)
+        decision_id = store.record_decision(page_id, qid, action, reviewer, source,
+                                            add_unproposed=add_unproposed)
         done.append(Decided(page_id, qid, action, decision_id))
     return done

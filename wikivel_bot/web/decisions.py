@@ -73,30 +73,51 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
     if wait:
         return _fail(429, f"more than {web.decisions_per_minute} decisions a minute: wait {wait:.0f} s",
                      retry_after=int(wait) + 1)
-    file_known, state = web_queries.pair_state(store, page_id, qid)
-    if not file_known:
-        return _fail(404, f"{mid} is not in the queue")
-    if state is None:
-        return _fail(404, f"{qid} was never proposed for {mid}")
     action = ACTIONS[word]
+    if action is None:
+        return _undo(store, reviewer, page_id, qid, mid)
     try:
-        if action is None:
-            decision_id = web_queries.newest_decision(store, page_id, qid, reviewer.name)
-            if decision_id is None:
-                return _conflict(store, page_id, qid, f"no decision of {reviewer.name} on {mid} {qid} to undo")
-            store.undo_decision(decision_id)
-            return Outcome(200, {"file": mid, "item": qid, "action": word, **_pair(store, page_id, qid)})
-        decide(store, mid, [qid], action, reviewer.name, source=SOURCE)
+        # No pre-check: the store finds, checks and changes the pair in one transaction
+        # (on a server database every transaction and statement is a round trip, and this
+        # runs on every decision); the rare failures are explained afterwards.
+        decide(store, mid, [qid], action, reviewer.name, source=SOURCE, add_unproposed=False)
     except IllegalTransition as exc:
         return _conflict(store, page_id, qid, str(exc))
-    except NotFound as exc:
-        return _fail(404, str(exc))
+    except NotFound:
+        return _not_found(store, page_id, qid, mid) or _fail(404, f"{qid} was never proposed for {mid}")
     except UsageError as exc:
         return _fail(400, str(exc))
     # Where the decision put the pair (the store checked the move in its transaction): no
     # second read needed.
     return Outcome(200, {"file": mid, "item": qid, "action": word, "state": DECISION_TARGET[action].value,
                          "prominent": action is DecisionAction.APPROVE_PROMINENT, "reviewer": reviewer.name})
+
+
+def _not_found(store: Store, page_id: int, qid: str, mid: str) -> Optional[Outcome]:
+    """404 when the file is not queued or the item was never proposed for it; else None."""
+    file_known, state = web_queries.pair_state(store, page_id, qid)
+    if not file_known:
+        return _fail(404, f"{mid} is not in the queue")
+    if state is None:
+        return _fail(404, f"{qid} was never proposed for {mid}")
+    return None
+
+
+def _undo(store: Store, reviewer: Reviewer, page_id: int, qid: str, mid: str) -> Outcome:
+    """Take back the reviewer's newest decision on the pair, if it is still the newest."""
+    missing = _not_found(store, page_id, qid, mid)
+    if missing is not None:
+        return missing
+    decision_id = web_queries.newest_decision(store, page_id, qid, reviewer.name)
+    if decision_id is None:
+        return _conflict(store, page_id, qid, f"no decision of {reviewer.name} on {mid} {qid} to undo")
+    try:
+        store.undo_decision(decision_id)
+    except IllegalTransition as exc:
+        return _conflict(store, page_id, qid, str(exc))
+    except NotFound as exc:
+        return _fail(404, str(exc))
+    return Outcome(200, {"file": mid, "item": qid, "action": "undo", **_pair(store, page_id, qid)})
 
 
 def _pair(store: Store, page_id: int, qid: str) -> Dict[str, Any]:
