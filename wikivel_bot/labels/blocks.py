@@ -72,6 +72,8 @@ class WikidataOptions:
     languages: Tuple[str, ...] = ("en",)
     with_aliases: bool = False
     p31_blocklist: FrozenSet[int] = frozenset()
+    # Languages whose label and description are kept as they are (the review page's).
+    display_languages: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -128,7 +130,7 @@ def _item_from_line(line: bytes, line_no: int, stats: ChunkStats, chain: Sequenc
         entity = _parse_line(item_json(line), stats, line_no)
         if entity is None:
             return None
-        fields = extract_item(entity, chain, options.with_aliases, options.p31_blocklist)
+        fields = extract_item(entity, chain, options.with_aliases, options.p31_blocklist, options.display_languages)
     else:
         if _PARSER is None:
             _PARSER = entities._simdjson.Parser()
@@ -142,7 +144,8 @@ def _item_from_line(line: bytes, line_no: int, stats: ChunkStats, chain: Sequenc
             return None
         # ItemFields holds plain str/int only, so nothing refers to the document once this
         # returns and the parser can be reused for the next line.
-        fields = extract_item(document, chain, options.with_aliases, options.p31_blocklist)
+        fields = extract_item(document, chain, options.with_aliases, options.p31_blocklist,
+                              options.display_languages)
         del document
     if fields is None:
         stats.skipped += 1
