@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from wikivel_bot.cli.context import CliContext
-from wikivel_bot.cli.web import _reverter
+from wikivel_bot.cli.web import _labels, _reverter
 
 
 def create() -> Any:
@@ -19,4 +19,4 @@ def create() -> Any:
     from wikivel_bot.web.app import create_app
 
     obj = CliContext()
-    return create_app(obj.settings, obj.store(), reverter=_reverter(obj))
+    return create_app(obj.settings, obj.store(), reverter=_reverter(obj), labels=_labels(obj))
