@@ -75,8 +75,9 @@ def web_queue(tmp_path: Path) -> Iterator[Store]:
     store.close()
 
 
-def make_app(wiki: TestWiki, store: Store, clock: Optional[FakeClock] = None, items: Any = True, **web: Any) -> Any:
-    app = create_app(web_settings(wiki, **web), store, secrets=SECRETS, items=items, clock=clock)
+def make_app(wiki: TestWiki, store: Store, clock: Optional[FakeClock] = None, items: Any = True,
+             labels: Any = None, **web: Any) -> Any:
+    app = create_app(web_settings(wiki, **web), store, secrets=SECRETS, items=items, clock=clock, labels=labels)
     app.testing = True
     return app
 
