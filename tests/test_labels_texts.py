@@ -128,3 +128,27 @@ def test_labels_languages_setting() -> None:
     assert load_settings(env={"WIKIVEL_LABELS_LANGUAGES": "de, zh-hans"}).labels.languages == ("de", "zh-hans")
     with pytest.raises(ConfigError, match="labels.languages: 'German'"):
         load_settings(env={"WIKIVEL_LABELS_LANGUAGES": "German"})
+
+
+def test_display_texts_are_read_for_keepable_items_only(tmp_path: Path) -> None:
+    import numpy as np
+
+    from wikivel_bot.labels.blocks import WikidataOptions, parse_wikidata_block
+
+    wanted = tmp_path / "display_for.npy"
+    np.save(wanted, np.array([146], dtype=np.int64))
+    data = WIKIDATA.with_suffix("").read_bytes()
+    options = WikidataOptions(display_languages=("en", "de"), display_for=str(wanted))
+    rows = {r["qid"]: r["texts"] for r in parse_wikidata_block(1, data, options).texts.to_pylist()}
+    # Only depicted (or listed) items can be kept: nobody else's texts are read.
+    assert [t["lang"] for t in rows[146]] == ["en", "de"]
+    assert rows[144] == [] and rows[729] == []
+
+
+def test_parallel_dump_build_keeps_the_same_texts(tmp_path: Path) -> None:
+    one = build_from_dumps(None, wikidata_dump=WIKIDATA, mediainfo_dump=MEDIAINFO, min_freq=3,
+                           display_languages=("en", "de"))
+    two = build_from_dumps(None, wikidata_dump=WIKIDATA, mediainfo_dump=MEDIAINFO, min_freq=3,
+                           display_languages=("en", "de"), workers=2, spill_dir=tmp_path)
+    assert two.label_set.manifest["texts_hash"] == one.label_set.manifest["texts_hash"]
+    assert two.label_set.data.texts.num_rows == one.label_set.data.texts.num_rows > len(one.label_set)

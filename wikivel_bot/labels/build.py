@@ -24,7 +24,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
@@ -325,6 +325,9 @@ def build_from_dumps(
             inputs = np.unique(np.asarray(qids, dtype=np.int64))
             direct = np.zeros(inputs.size, dtype=np.int64)
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="wikivel-spill-", dir=parent))
+        # Only depicted (or listed) items can be kept: only their display texts are read.
+        np.save(Path(tmp) / "display_for.npy", inputs, allow_pickle=False)
+        options = replace(options, display_for=str(Path(tmp) / "display_for.npy"))
         spill = Spill(Path(tmp))
         try:
             reports.append(read_wikidata(Path(wikidata_dump), spill, options, workers=workers,

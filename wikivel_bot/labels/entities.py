@@ -105,13 +105,21 @@ def _aliases(aliases: Any, chain: Sequence[str]) -> List[str]:
 def display_texts(labels: Any, descriptions: Any, languages: Sequence[str]) -> List[Dict[str, str]]:
     """``[{"lang", "label", "description"}]`` for each of ``languages`` the item has a text in
     (no fallback: a language without either text is left out)."""
+    # Runs for every item of the dump: one lookup per language and kind, nothing else.
+    labels = labels if isinstance(labels, _OBJECTS) else {}
+    descriptions = descriptions if isinstance(descriptions, _OBJECTS) else {}
     out: List[Dict[str, str]] = []
     for lang in languages:
-        label, _ = _pick_text(labels, (lang,))
-        description, _ = _pick_text(descriptions, (lang,))
+        label = _value(labels.get(lang))
+        description = _value(descriptions.get(lang))
         if label or description:
             out.append({"lang": lang, "label": label, "description": description})
     return out
+
+
+def _value(entry: Any) -> str:
+    value = entry.get("value") if entry is not None and isinstance(entry, _OBJECTS) else None
+    return value if isinstance(value, str) else ""
 
 
 def statement_values(statements: Any) -> Iterator[Tuple[Any, int]]:
