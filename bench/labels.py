@@ -307,7 +307,8 @@ def bench_big_set(directory: Path, n_items: int) -> Dict[str, float]:
                           "description": [f"description of item {q}" for q in qids.tolist()],
                           "description_lang": ["en"] * n_items, "image": [""] * n_items,
                           "aliases": pa.array([[]] * n_items, pa.list_(pa.string())),
-                          "blocked_by": np.zeros(n_items, dtype=np.int64)}, schema=TEXT_SCHEMA)
+                          "blocked_by": np.zeros(n_items, dtype=np.int64),
+                          "texts": pa.array([[]] * n_items, TEXT_SCHEMA.field("texts").type)}, schema=TEXT_SCHEMA)
         collected = Collected(texts=texts, edges=edges, inputs=qids, direct=rng.integers(1, 50, n_items))
         write_artifact(assemble(collected, min_freq=0, languages=("en",)).data, out, overwrite=True)
     script = (

@@ -81,8 +81,9 @@ def web_queue(request: pytest.FixtureRequest, tmp_path: Path, _scratch_databases
     store.close()
 
 
-def make_app(wiki: TestWiki, store: Store, clock: Optional[FakeClock] = None, items: Any = True, **web: Any) -> Any:
-    app = create_app(web_settings(wiki, **web), store, secrets=SECRETS, items=items, clock=clock)
+def make_app(wiki: TestWiki, store: Store, clock: Optional[FakeClock] = None, items: Any = True,
+             labels: Any = None, **web: Any) -> Any:
+    app = create_app(web_settings(wiki, **web), store, secrets=SECRETS, items=items, clock=clock, labels=labels)
     app.testing = True
     return app
 

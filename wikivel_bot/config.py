@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 import typing
 from dataclasses import dataclass, field
@@ -53,6 +54,23 @@ class SiteSettings:
     operator_contact: str = ""
     # Language fallback for descriptions and labels, first wins.
     languages: Tuple[str, ...] = ("en",)
+
+
+# A BCP 47-like language code as Wikidata uses them: "en", "de", "zh-hans", "be-tarask".
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(-[a-z0-9]{1,8})*")
+
+
+@dataclass(frozen=True)
+class LabelsSettings:
+    # Languages whose item labels and descriptions a label set keeps, for the review page
+    # (`uselang`, falling back to English). Read by `labels build`; the linker's text keeps
+    # using site.languages, so changing this list rebuilds no label index.
+    languages: Tuple[str, ...] = ("en", "de", "fr", "es", "it", "nl", "pt", "pl", "ru", "uk", "sv", "ja", "zh")
+
+    def __post_init__(self) -> None:
+        for value in self.languages:
+            if not isinstance(value, str) or not _LANGUAGE_CODE.fullmatch(value):
+                raise ConfigError(f"labels.languages: {value!r} is not a language code (like en, de, zh-hans)")
 
 
 @dataclass(frozen=True)
@@ -278,6 +296,7 @@ class Settings:
 
     db: DbSettings = field(default_factory=DbSettings)
     site: SiteSettings = field(default_factory=SiteSettings)
+    labels: LabelsSettings = field(default_factory=LabelsSettings)
     poll: PollSettings = field(default_factory=PollSettings)
     fetch: FetchSettings = field(default_factory=FetchSettings)
     linker: LinkerSettings = field(default_factory=LinkerSettings)

@@ -35,7 +35,8 @@ def labels() -> None:
 @click.option("--min-freq", type=click.IntRange(min=0), default=10, show_default=True,
               help="Threshold f: keep items depicted this often, counting descendants within 3 "
                    "hops; rarer ones are replaced by their ancestors (0: every depicted item).")
-@click.option("--languages", help="Label language fallback, comma separated (default: site.languages).")
+@click.option("--languages", help="Label language fallback of the linker's text, comma separated (default: "
+                                   "site.languages). The languages kept for reviewers are labels.languages.")
 @click.option("--aliases/--no-aliases", default=False, show_default=True, help="Also keep aliases.")
 @click.option("--workers", type=click.IntRange(min=1),
               help="Parsing processes (default: the CPUs available less one; 1 parses in-process).")
@@ -82,6 +83,7 @@ def build(obj: CliContext, wikidata_dump: Optional[Path], mediainfo_dump: Option
     langs = _languages(languages, obj)
     common: dict = dict(
         languages=langs,
+        display_languages=obj.settings.labels.languages,
         with_aliases=aliases,
         p31_blocklist=read_qid_file(p31_blocklist) if p31_blocklist else (),
         blocklist=read_qid_file(blocklist) if blocklist else (),
@@ -197,6 +199,8 @@ def info(obj: CliContext, directory: Optional[Path], as_json: bool) -> None:
     click.echo(f"counted:   {counted_on_text(manifest)}")
     aliases = " (with aliases)" if manifest.get("with_aliases") else ""
     click.echo(f"languages: {', '.join(label_set.languages)}{aliases}")
+    shown = label_set.display_languages
+    click.echo(f"reviewers: {', '.join(shown) if shown else 'the languages above only (built before labels.languages)'}")
     for source in manifest.get("sources", []):
         date = f", {source['date']}" if source.get("date") else ""
         click.echo(f"source:    {source.get('kind')}: {source.get('name')}{date}")

@@ -7,7 +7,7 @@ reverter that builds the pywikibot site on first use, and serve.
 from __future__ import annotations
 
 import threading
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import click
 
@@ -38,6 +38,18 @@ def _reverter(obj: CliContext) -> Callable[[str, str], List[str]]:
     return revert
 
 
+def _labels(obj: CliContext) -> Any:
+    """The configured label set, whose texts the page shows in the reviewer's language; the
+    page still works without it (every item then comes from the Wikibase API)."""
+    from wikivel_bot.errors import WikivelError
+
+    try:
+        return obj.label_set()
+    except WikivelError as exc:
+        click.echo(f"web: no label set ({' '.join(str(exc).split())}); items are looked up on the wiki", err=True)
+        return None
+
+
 @click.command("web")
 @click.option("--host", help="Address to listen on (default: web.host, 127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65535), help="Port (default: web.port; 0 = any free port).")
@@ -58,7 +70,7 @@ def web(obj: CliContext, host: Optional[str], port: Optional[int]) -> None:
     except ImportError as exc:
         raise UsageError(f"the web review needs {exc.name}: pip install 'wikivel-bot[web]'") from None
 
-    app = create_app(settings, store, reverter=_reverter(obj))
+    app = create_app(settings, store, reverter=_reverter(obj), labels=_labels(obj))
     where = host or settings.web.host
     number = settings.web.port if port is None else port
     try:

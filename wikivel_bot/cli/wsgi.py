@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from wikivel_bot.cli.context import CliContext
-from wikivel_bot.cli.web import _reverter
+from wikivel_bot.cli.web import _labels, _reverter
 
 
 def create() -> Any:
@@ -21,4 +21,4 @@ def create() -> Any:
     obj = CliContext()
     # A connection per server thread (gunicorn's --threads is web.threads in docs/deploy.md).
     store = obj.store(pool_size=obj.settings.web.threads)
-    return create_app(obj.settings, store, reverter=_reverter(obj))
+    return create_app(obj.settings, store, reverter=_reverter(obj), labels=_labels(obj))

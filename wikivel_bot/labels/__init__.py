@@ -13,7 +13,9 @@ Public API::
 ``qids``, ``labels``, ``descriptions``, ``images``, ``index_of``, ``ancestors``,
 ``frequency``) and adds ``super_category(qid)``, ``is_ancestor(a, d, max_hops=3)``,
 ``hops(a, b)``, ``direct_frequency``, ``status``/``reason``/``replacements`` (what happened
-to a depicted item that was not kept) and ``hierarchy`` (vectorised lookups by node number).
+to a depicted item that was not kept), ``hierarchy`` (vectorised lookups by node number) and
+``texts_in(qids, lang)`` (kept items' labels and descriptions in a reviewer's language, from
+the display languages of ``labels.languages``, else English; ``texts.py``).
 
 Building a set in memory for a test elsewhere::
 

@@ -16,6 +16,9 @@ Layout (format version 1)::
     instance_of.npy          node numbers; the safety rules tell instances of human (people)
                              from its subclasses with them. Sets written before they were
                              added load without them (``LabelSet.has_instance_of`` is False).
+    texts.arrow              optional: labels and descriptions of the kept items in the display
+                             languages (``texts.py``); not in the content hash, which covers
+                             what the linker reads, but under its own ``texts_hash``.
 
 Arrow IPC files and ``.npy`` arrays are memory-mapped on load, so a set of millions of items
 opens in milliseconds and pages in only what is used. The content hash covers everything
@@ -69,6 +72,9 @@ NODES_SCHEMA = pa.schema(
         ("super_category", pa.int8()),
     ]
 )
+TEXTS_SCHEMA = pa.schema(
+    [("item", pa.int32()), ("lang", pa.string()), ("label", pa.string()), ("description", pa.string())]
+)
 FILES_SCHEMA = pa.schema(
     [("page_id", pa.int64()), ("qid", pa.int64()), ("rank", pa.int8()), ("source_qid", pa.int64())]
 )
@@ -87,6 +93,8 @@ class LabelSetData:
     arrays: Dict[str, np.ndarray]
     manifest: Dict[str, Any] = field(default_factory=dict)
     files: Optional[pa.Table] = None
+    # Display-language texts (``texts.py``); None for sets written before them.
+    texts: Optional[pa.Table] = None
 
 
 def content_hash(data: LabelSetData) -> str:
@@ -105,6 +113,15 @@ def content_hash(data: LabelSetData) -> str:
         array = np.ascontiguousarray(data.arrays[name])
         digest.update(f"{name}:{array.dtype.str}".encode())
         digest.update(array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
+    return "sha256:" + digest.hexdigest()
+
+
+def texts_hash(table: pa.Table) -> str:
+    """sha256 over the display texts (the manifest's ``texts_hash``)."""
+    digest = hashlib.sha256()
+    for column_name in table.column_names:
+        digest.update(f"texts.{column_name}".encode())
+        _hash_array(digest, table.column(column_name).combine_chunks())
     return "sha256:" + digest.hexdigest()
 
 
@@ -149,6 +166,8 @@ def write_artifact(data: LabelSetData, out_dir: Path, overwrite: bool = False) -
         _write_table(tmp / "nodes.arrow", data.nodes)
         if data.files is not None:
             _write_table(tmp / "files.arrow", data.files)
+        if data.texts is not None:
+            _write_table(tmp / "texts.arrow", data.texts)
         for name in _ARRAYS + tuple(n for n in OPTIONAL_ARRAYS if n in data.arrays):
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(data.arrays[name]), allow_pickle=False)
         (tmp / MANIFEST).write_text(json.dumps(data.manifest, indent=2, sort_keys=True) + "\n", "utf-8")
@@ -205,16 +224,19 @@ def read_artifact(path: Path, verify: bool = False) -> LabelSetData:
         items = _read_table(path / "items.arrow")
         nodes = _read_table(path / "nodes.arrow")
         files = _read_table(path / "files.arrow") if (path / "files.arrow").exists() else None
+        texts = _read_table(path / "texts.arrow") if (path / "texts.arrow").exists() else None
         arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
         for name in OPTIONAL_ARRAYS:
             if (path / f"{name}.npy").exists():
                 arrays[name] = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise LabelSetError(f"{path}: corrupt label set: {exc}") from None
-    data = LabelSetData(items=items, nodes=nodes, arrays=arrays, manifest=manifest, files=files)
+    data = LabelSetData(items=items, nodes=nodes, arrays=arrays, manifest=manifest, files=files, texts=texts)
     _check_shapes(path, data)
     if verify and content_hash(data) != manifest.get("content_hash"):
         raise LabelSetError(f"{path}: content does not match the manifest's hash (files changed?)")
+    if verify and texts is not None and texts_hash(texts) != manifest.get("texts_hash"):
+        raise LabelSetError(f"{path}: texts.arrow does not match the manifest's texts_hash (files changed?)")
     return data
 
 
@@ -234,6 +256,8 @@ def _check_shapes(path: Path, data: LabelSetData) -> None:
         (data.arrays["closure_ancestors"].shape == data.arrays["closure_hops"].shape,
          "closure arrays differ in length"),
     )
+    if data.texts is not None:
+        checks += ((data.texts.schema.equals(TEXTS_SCHEMA), "texts.arrow has an unexpected schema"),)
     if any(name in data.arrays for name in OPTIONAL_ARRAYS):
         checks += (
             (all(name in data.arrays for name in OPTIONAL_ARRAYS), "instance-of arrays incomplete"),

@@ -26,10 +26,12 @@ from wikivel_bot.labels.artifact import (
     NODES_SCHEMA,
     LabelSetData,
     content_hash,
+    texts_hash,
 )
 from wikivel_bot.labels.entities import TEXT_SCHEMA, ItemFields, qid_number
 from wikivel_bot.labels.hierarchy import MAX_HOPS, Hierarchy, compute_closure, parent_table
 from wikivel_bot.labels.labelset import LabelSet
+from wikivel_bot.labels.texts import texts_table as display_table
 
 
 @dataclass
@@ -60,6 +62,7 @@ def assemble(
     *,
     min_freq: int,
     languages: Sequence[str],
+    display_languages: Sequence[str] = (),
     with_aliases: bool = False,
     p31_blocklist: Iterable[int] = (),
     blocklist: Iterable[int] = (),
@@ -73,6 +76,8 @@ def assemble(
 
     :param min_freq: threshold f (paper §3.2); <= 0 keeps every eligible input, no hops.
     :param languages: language fallback order the texts were picked with.
+    :param display_languages: the languages the ``texts`` column was read in (recorded in
+        the manifest; the kept items' texts go to ``texts.arrow``).
     :param with_aliases: whether aliases were kept (recorded in the manifest).
     :param p31_blocklist: the non-depictable classes the texts were read with; the classes
         themselves are not kept either.
@@ -192,7 +197,11 @@ def assemble(
     }
     if collected.instance_edges is not None:
         arrays.update(_instance_arrays(collected.instance_edges, node_qids, new_of_old))
-    data = LabelSetData(items=items, nodes=nodes, arrays=arrays, manifest=manifest, files=files_table)
+    display = display_table(texts.column("texts").take(kept_rows))
+    manifest["display_languages"] = list(display_languages)
+    manifest["texts_hash"] = texts_hash(display)
+    data = LabelSetData(items=items, nodes=nodes, arrays=arrays, manifest=manifest, files=files_table,
+                        texts=display)
     manifest["content_hash"] = content_hash(data)
     return LabelSet(data)
 
@@ -307,6 +316,7 @@ def label_set_from_records(
     allowlist: Iterable[str] = (),
     p31_blocklist: Iterable[str] = (),
     counted_on: Optional[Mapping[str, Any]] = None,
+    display_languages: Optional[Sequence[str]] = None,
 ) -> LabelSet:
     """A small label set in memory from item records (for tests and tools).
 
@@ -324,6 +334,8 @@ def label_set_from_records(
     :param p31_blocklist: non-depictable classes (none by default: every record counts; pass
         ``wikivel_bot.labels.lists.default_p31_blocklist()`` numbers as "Q..." to apply them).
     :param counted_on: recorded in the manifest (see :func:`assemble`).
+    :param display_languages: recorded in the manifest (default: the languages of the
+        records' ``texts``, ``[{"lang", "label", "description"}, ...]``).
     """
     blocked = frozenset(qid_number(q) for q in p31_blocklist)
     fields = [_as_fields(record, blocked) for record in records]
@@ -336,10 +348,13 @@ def label_set_from_records(
         direct = np.asarray([p[1] for p in pairs], dtype=np.int64)
     collected = Collected(texts=texts_table(fields), edges=edges_of(fields), inputs=inputs, direct=direct,
                           instance_edges=instance_edges_of(fields))
+    if display_languages is None:
+        display_languages = list(dict.fromkeys(t["lang"] for f in fields for t in f.texts))
     return assemble(
         collected,
         min_freq=min_freq,
         languages=languages,
+        display_languages=display_languages,
         with_aliases=any(f.aliases for f in fields),
         p31_blocklist=blocked,
         blocklist=[qid_number(q) for q in blocklist],
@@ -362,6 +377,8 @@ def _as_fields(record: Record, p31_blocklist: FrozenSet[int] = frozenset()) -> I
         aliases=[str(a) for a in record.get("aliases", ())],
         p31=[qid_number(str(q)) for q in record.get("p31", ())],
         p279=[qid_number(str(q)) for q in record.get("p279", ())],
+        texts=[{"lang": str(t["lang"]), "label": str(t.get("label", "")),
+                "description": str(t.get("description", ""))} for t in record.get("texts", ())],
     )
     fields.blocked_by = next((q for q in fields.p31 if q in p31_blocklist), 0)
     return fields

@@ -31,6 +31,8 @@ from wikivel_bot.labels.entities import (
 MAX_REPORTED = 20
 # One simdjson parser per process, reused line after line.
 _PARSER: Any = None
+# The items whose display texts are kept, memory-mapped once per process: (path, array).
+_DISPLAY_FOR: Tuple[str, Optional[np.ndarray]] = ("", None)
 
 
 def dump_lines(first_line: int, data: bytes) -> Iterator[Tuple[int, bytes]]:
@@ -72,6 +74,14 @@ class WikidataOptions:
     languages: Tuple[str, ...] = ("en",)
     with_aliases: bool = False
     p31_blocklist: FrozenSet[int] = frozenset()
+    # Languages whose label and description are kept as they are (the review page's).
+    display_languages: Tuple[str, ...] = ()
+    # A .npy of sorted numeric QIDs: only these items' display texts are read ("" = all).
+    # Only depicted (or listed) items can be kept, and they are known before the Wikidata
+    # dump is read; skipping the other ~98% of items keeps the parse and the spill as fast
+    # and as small as without display languages. A path, not the array: options travel
+    # with every block to the workers.
+    display_for: str = ""
 
 
 @dataclass
@@ -121,6 +131,23 @@ def item_json(line: bytes) -> bytes:
     return line[:cut] + b"}" if cut > 0 else line
 
 
+def _display_languages(entity: Any, options: "WikidataOptions") -> Tuple[str, ...]:
+    """The display languages to read for this entity: all of them, or none for an item that
+    cannot be kept (not in ``options.display_for``)."""
+    global _DISPLAY_FOR
+    if not options.display_languages or not options.display_for:
+        return options.display_languages
+    if _DISPLAY_FOR[0] != options.display_for:
+        _DISPLAY_FOR = (options.display_for, np.load(options.display_for, mmap_mode="r", allow_pickle=False))
+    wanted = _DISPLAY_FOR[1]
+    qid = entity.get("id")
+    if wanted is None or not isinstance(qid, str) or not qid[1:].isdigit():
+        return ()
+    number = int(qid[1:])
+    at = int(np.searchsorted(wanted, number))
+    return options.display_languages if at < wanted.size and int(wanted[at]) == number else ()
+
+
 def _item_from_line(line: bytes, line_no: int, stats: ChunkStats, chain: Sequence[str],
                     options: "WikidataOptions") -> Optional[ItemFields]:
     global _PARSER
@@ -128,7 +155,8 @@ def _item_from_line(line: bytes, line_no: int, stats: ChunkStats, chain: Sequenc
         entity = _parse_line(item_json(line), stats, line_no)
         if entity is None:
             return None
-        fields = extract_item(entity, chain, options.with_aliases, options.p31_blocklist)
+        fields = extract_item(entity, chain, options.with_aliases, options.p31_blocklist,
+                              _display_languages(entity, options))
     else:
         if _PARSER is None:
             _PARSER = entities._simdjson.Parser()
@@ -142,7 +170,8 @@ def _item_from_line(line: bytes, line_no: int, stats: ChunkStats, chain: Sequenc
             return None
         # ItemFields holds plain str/int only, so nothing refers to the document once this
         # returns and the parser can be reused for the next line.
-        fields = extract_item(document, chain, options.with_aliases, options.p31_blocklist)
+        fields = extract_item(document, chain, options.with_aliases, options.p31_blocklist,
+                              _display_languages(document, options))
         del document
     if fields is None:
         stats.skipped += 1

@@ -24,7 +24,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
@@ -254,6 +254,7 @@ def build_from_dumps(
     qids: Optional[Sequence[int]] = None,
     min_freq: int = 10,
     languages: Sequence[str] = ("en",),
+    display_languages: Sequence[str] = ("en",),
     with_aliases: bool = False,
     p31_blocklist: Iterable[int] = (),
     blocklist: Iterable[int] = (),
@@ -274,7 +275,10 @@ def build_from_dumps(
         and their counts.
     :param qids: instead of a MediaInfo dump, the items to keep (counts 0, no filtering).
     :param min_freq: threshold f (paper §3.2); ignored with ``qids``.
-    :param languages: label/description fallback order (``mul`` is always tried last).
+    :param languages: label/description fallback order (``mul`` is always tried last) of
+        the linker's text.
+    :param display_languages: languages whose label and description are kept for the review
+        page (``labels.languages``); they do not change the linker's text or the content hash.
     :param with_aliases: keep aliases too.
     :param p31_blocklist: more non-depictable classes, on top of the shipped list.
     :param blocklist: items never kept. :param allowlist: items kept despite their class.
@@ -295,7 +299,8 @@ def build_from_dumps(
     reports: List[ReadReport] = []
     sources = [source_entry(Path(wikidata_dump), "wikidata-dump")]
     blocked: FrozenSet[int] = default_p31_blocklist() | frozenset(p31_blocklist)
-    options = WikidataOptions(languages=tuple(languages), with_aliases=with_aliases, p31_blocklist=blocked)
+    options = WikidataOptions(languages=tuple(languages), with_aliases=with_aliases, p31_blocklist=blocked,
+                              display_languages=tuple(display_languages))
     parent = Path(spill_dir) if spill_dir else (Path(out_dir).parent if out_dir else None)
     if parent is not None:
         parent.mkdir(parents=True, exist_ok=True)
@@ -320,6 +325,9 @@ def build_from_dumps(
             inputs = np.unique(np.asarray(qids, dtype=np.int64))
             direct = np.zeros(inputs.size, dtype=np.int64)
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="wikivel-spill-", dir=parent))
+        # Only depicted (or listed) items can be kept: only their display texts are read.
+        np.save(Path(tmp) / "display_for.npy", inputs, allow_pickle=False)
+        options = replace(options, display_for=str(Path(tmp) / "display_for.npy"))
         spill = Spill(Path(tmp))
         try:
             reports.append(read_wikidata(Path(wikidata_dump), spill, options, workers=workers,
@@ -335,8 +343,8 @@ def build_from_dumps(
     collected = Collected(texts=texts, edges=edges, inputs=inputs, direct=direct,
                           file_rows=file_rows, closure_sources=within, instance_edges=instance_edges)
     label_set = assemble(
-        collected, min_freq=min_freq, languages=languages, with_aliases=with_aliases,
-        p31_blocklist=blocked, blocklist=blocklist, allowlist=allowlist, keep_files=keep_files, sources=sources,
+        collected, min_freq=min_freq, languages=languages, display_languages=display_languages,
+        with_aliases=with_aliases, p31_blocklist=blocked, blocklist=blocklist, allowlist=allowlist, keep_files=keep_files, sources=sources,
         report={r.kind: r.as_dict() for r in reports}, counted_on=counted_on,
     )
     path = None

@@ -3,8 +3,9 @@
 Two entity kinds are read:
 
 * Wikidata **items** (``"type":"item"``, statements under ``claims``): QID, label and
-  description with language fallback, aliases (optional), the first P18 image and the P31 and
-  P279 targets. Deprecated statements and ``somevalue``/``novalue`` snaks are skipped.
+  description with language fallback (the linker's text), the label and description in each
+  kept display language (``labels.languages``, for the review page), aliases (optional), the
+  first P18 image and the P31 and P279 targets. Deprecated statements and ``somevalue``/``novalue`` snaks are skipped.
 * Commons **MediaInfo** entities (``"type":"mediainfo"``, statements under ``statements``):
   the page id and the P180 (depicts) items with their rank.
 
@@ -48,6 +49,9 @@ TEXT_SCHEMA = pa.schema(
         ("aliases", pa.list_(pa.string())),
         # The first P31 target on the non-depictable list (0 = depictable by P31).
         ("blocked_by", pa.int64()),
+        # Label and description in each kept display language the item has (``texts.py``).
+        ("texts", pa.list_(pa.struct([("lang", pa.string()), ("label", pa.string()),
+                                      ("description", pa.string())]))),
     ]
 )
 
@@ -96,6 +100,26 @@ def _aliases(aliases: Any, chain: Sequence[str]) -> List[str]:
             if value and value not in out:
                 out.append(value)
     return out
+
+
+def display_texts(labels: Any, descriptions: Any, languages: Sequence[str]) -> List[Dict[str, str]]:
+    """``[{"lang", "label", "description"}]`` for each of ``languages`` the item has a text in
+    (no fallback: a language without either text is left out)."""
+    # Runs for every item of the dump: one lookup per language and kind, nothing else.
+    labels = labels if isinstance(labels, _OBJECTS) else {}
+    descriptions = descriptions if isinstance(descriptions, _OBJECTS) else {}
+    out: List[Dict[str, str]] = []
+    for lang in languages:
+        label = _value(labels.get(lang))
+        description = _value(descriptions.get(lang))
+        if label or description:
+            out.append({"lang": lang, "label": label, "description": description})
+    return out
+
+
+def _value(entry: Any) -> str:
+    value = entry.get("value") if entry is not None and isinstance(entry, _OBJECTS) else None
+    return value if isinstance(value, str) else ""
 
 
 def statement_values(statements: Any) -> Iterator[Tuple[Any, int]]:
@@ -170,6 +194,8 @@ class ItemFields:
     p31: List[int] = field(default_factory=list)
     p279: List[int] = field(default_factory=list)
     blocked_by: int = 0
+    # Label and description in each display language the item has (``display_texts``).
+    texts: List[Dict[str, str]] = field(default_factory=list)
 
 
 def extract_item(
@@ -177,6 +203,7 @@ def extract_item(
     chain: Sequence[str],
     with_aliases: bool = False,
     p31_blocklist: FrozenSet[int] = frozenset(),
+    display: Sequence[str] = (),
 ) -> Optional[ItemFields]:
     """The kept fields of an item entity dict, or None when it is not an item.
 
@@ -185,6 +212,8 @@ def extract_item(
     :param with_aliases: also keep aliases in the chain's languages.
     :param p31_blocklist: numeric QIDs of non-depictable classes; the first P31 target found
         there is recorded in ``blocked_by`` (and the item's description is not kept).
+    :param display: languages whose label and description are kept as they are, for the
+        review page (``labels.languages``); the linker's text above is unaffected.
     """
     qid = entity.get("id")
     if entity.get("type", "item") != "item" or not isinstance(qid, str) or qid[:1] != "Q":
@@ -207,6 +236,8 @@ def extract_item(
         return fields
     fields.description, fields.description_lang = _pick_text(entity.get("descriptions"), chain)
     fields.image = first_image(claims.get("P18"))
+    if display:
+        fields.texts = display_texts(entity.get("labels"), entity.get("descriptions"), display)
     if with_aliases:
         fields.aliases = _aliases(entity.get("aliases"), chain)
     return fields

@@ -19,6 +19,7 @@ from wikivel_bot.labels.categories import category_names
 from wikivel_bot.labels.frequency import REASON_NAMES, STATUS_NAMES
 from wikivel_bot.labels.hierarchy import MAX_HOPS, Hierarchy
 from wikivel_bot.labels.artifact import LabelSetData
+from wikivel_bot.labels.texts import DisplayTexts, ItemText, texts_in
 
 
 def column_array(column: pa.ChunkedArray) -> np.ndarray:
@@ -198,6 +199,31 @@ class LabelSet:
         """Description of a kept item ('' otherwise)."""
         index = self.index_of(qid)
         return "" if index is None else self._cell("descriptions", "description", index)
+
+    def label_lang_of(self, qid: str) -> str:
+        """Language of a kept item's label (the linker's text; '' otherwise)."""
+        index = self.index_of(qid)
+        return "" if index is None else str(self._data.items.column("label_lang")[index].as_py() or "")
+
+    def description_lang_of(self, qid: str) -> str:
+        """Language of a kept item's description (the linker's text; '' otherwise)."""
+        index = self.index_of(qid)
+        return "" if index is None else str(self._data.items.column("description_lang")[index].as_py() or "")
+
+    @property
+    def display_languages(self) -> Sequence[str]:
+        """Languages kept for reviewers (``texts.arrow``); () for sets written before them."""
+        return tuple(self._data.manifest.get("display_languages", ()))
+
+    @property
+    def display_texts(self) -> DisplayTexts:
+        if "display" not in self._cache:
+            self._cache["display"] = DisplayTexts(self._data.texts)
+        return self._cache["display"]
+
+    def texts_in(self, qids: Sequence[str], lang: str) -> Dict[str, ItemText]:
+        """Kept items in the reviewer's language, else English, else the linker's text."""
+        return texts_in(self, qids, lang)
 
     def image_of(self, qid: str) -> str:
         """P18 image of a kept item ('' otherwise)."""

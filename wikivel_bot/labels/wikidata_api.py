@@ -121,6 +121,7 @@ def build_from_api(
     api_url: str = WIKIDATA_API,
     contact: str = "",
     languages: Sequence[str] = ("en",),
+    display_languages: Sequence[str] = ("en",),
     with_aliases: bool = False,
     p31_blocklist: Iterable[int] = (),
     blocklist: Iterable[int] = (),
@@ -132,11 +133,15 @@ def build_from_api(
 
     :param out_dir: where to write it (None: keep it in memory only).
     :param qids: numeric QIDs to keep.
+    :param languages: the linker's text fallback; :param display_languages: also kept as they
+        are, for the review page (``labels.languages``).
     :param api_url: the Wikibase API; :param contact: for the User-Agent.
     :raises WikiError: the API cannot be reached or answers with an error.
     """
     client = client or WikidataClient(api_url, contact=contact)
     chain = language_chain(languages)
+    display = tuple(dict.fromkeys(display_languages))
+    asked = tuple(dict.fromkeys(chain + display))
     blocked = default_p31_blocklist() | frozenset(p31_blocklist)
     inputs = sorted(set(int(q) for q in qids))
     full = "labels|descriptions|aliases|claims" if with_aliases else "labels|descriptions|claims"
@@ -146,10 +151,10 @@ def build_from_api(
     level_qids = inputs
     for level in range(MAX_HOPS + 1):
         props = full if level < MAX_HOPS else "labels|descriptions"
-        entities = client.get_entities([qid_text(q) for q in level_qids], props, chain)
+        entities = client.get_entities([qid_text(q) for q in level_qids], props, asked)
         next_level: List[int] = []
         for entity in entities.values():
-            item = extract_item(entity, chain, with_aliases, blocked)
+            item = extract_item(entity, chain, with_aliases, blocked, display)
             if item is None:
                 continue
             fields.append(item)
@@ -166,7 +171,8 @@ def build_from_api(
         instance_edges=instance_edges_of(with_claims),
     )
     label_set = assemble(
-        collected, min_freq=0, languages=languages, with_aliases=with_aliases, p31_blocklist=blocked,
+        collected, min_freq=0, languages=languages, display_languages=display, with_aliases=with_aliases,
+        p31_blocklist=blocked,
         blocklist=blocklist, allowlist=allowlist,
         sources=[{"kind": "wikidata-api", "name": api_url, "date": time.strftime("%Y-%m-%d", time.gmtime()),
                   "items": len(inputs)}],

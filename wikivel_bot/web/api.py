@@ -26,6 +26,7 @@ from wikivel_bot.queue import web_queries
 from wikivel_bot.types import CandidateState, is_qid, page_id_of
 from wikivel_bot.web.context import current_reviewer, web
 from wikivel_bot.web.decisions import apply_decision
+from wikivel_bot.web.items import items_in
 from wikivel_bot.web.views import file_view
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -55,7 +56,7 @@ def views(files: Any) -> list:
     ctx = web()
     files = list(files)
     qids = {c.qid for f in files for c in f.candidates} | {d.qid for f in files for d in f.depicts}
-    items = ctx.items.get(sorted(qids), uselang()) if ctx.items else {}
+    items = items_in(qids, uselang(), ctx.labels, ctx.items)
     site = ctx.settings.site
     return [file_view(f, items, site.api_url, site.name, thresholds()) for f in files]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from flask import Flask
 
@@ -21,6 +21,9 @@ from wikivel_bot.web import api, oauth, pages, security
 from wikivel_bot.web.context import Reverter, WebContext
 from wikivel_bot.web.items import ItemLookup
 from wikivel_bot.web.secrets_file import WebSecrets, load_secrets
+
+if TYPE_CHECKING:
+    from wikivel_bot.labels.labelset import LabelSet
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
@@ -48,6 +51,7 @@ def create_app(
     items: Union[ItemLookup, None, bool] = True,
     reverter: Optional[Reverter] = None,
     clock: Optional[Callable[[], float]] = None,
+    labels: Optional["LabelSet"] = None,
 ) -> Flask:
     """The web app.
 
@@ -57,6 +61,8 @@ def create_app(
         (the page then shows the linker's labels).
     :param reverter: reverts a batch for an operator; None: the batch page offers no revert.
     :param clock: the rate limiter's clock (tests).
+    :param labels: the label set: the items it keeps are shown with its texts in the
+        reviewer's language (``labels.languages``); None: every item from ``items``.
     """
     secrets = secrets if secrets is not None else load_secrets(settings.web.secrets_file)
     if secrets.ephemeral:
@@ -81,7 +87,7 @@ def create_app(
     limiter = security.RateLimiter(settings.web.decisions_per_minute, *(() if clock is None else (clock,)))
     app.extensions["wikivel"] = WebContext(
         store=store, settings=settings, secrets=secrets, limiter=limiter, items=items or None,
-        reverter=reverter, oauth_base=oauth_base(site, settings.web.oauth_url), user_agent=user_agent,
+        labels=labels, reverter=reverter, oauth_base=oauth_base(site, settings.web.oauth_url), user_agent=user_agent,
     )
     origins = {security.origin_of(u) for u in (site.api_url, site.wikidata_api_url)} | {WIKIMEDIA_MEDIA}
     security.install(app, {o for o in origins if o})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 from flask import current_app, session
 
@@ -13,6 +13,9 @@ from wikivel_bot.web.items import ItemLookup
 from wikivel_bot.web.reviewer import Reviewer, from_session
 from wikivel_bot.web.secrets_file import WebSecrets
 from wikivel_bot.web.security import RateLimiter
+
+if TYPE_CHECKING:
+    from wikivel_bot.labels.labelset import LabelSet
 
 # Reverts a batch as an operator: (batch id, operator name) -> lines to show.
 Reverter = Callable[[str, str], List[str]]
@@ -27,6 +30,8 @@ class WebContext:
     secrets: WebSecrets
     limiter: RateLimiter
     items: Optional[ItemLookup] = None
+    # The label set whose texts (in labels.languages) the page shows for the items it keeps.
+    labels: Optional["LabelSet"] = None
     reverter: Optional[Reverter] = None
     oauth_base: str = ""
     user_agent: str = "wikivel-bot-web"

@@ -18,6 +18,7 @@ from wikivel_bot.errors import WikivelError
 from wikivel_bot.queue import reviews, web_queries
 from wikivel_bot.web.api import BadRequest, one_file, parse_query, uselang, views
 from wikivel_bot.web.context import current_reviewer, web
+from wikivel_bot.web.items import items_in
 
 bp = Blueprint("pages", __name__)
 FILTER_KEYS = ("category", "linker", "min_score", "max_score", "calibrated", "uselang")
@@ -114,13 +115,14 @@ def grid() -> Response:
         return _page("grid_items.html", items=web_queries.top_items(ctx.store), title="Grid")
     files, following = web_queries.queue_page(ctx.store, query, after_id=after, limit=limit)
     shown = views(files)
-    label = shown[0]["candidates"][0]["label"] if shown and shown[0]["candidates"] else ""
-    if not label and ctx.items is not None:
-        found = ctx.items.get([query.item], uselang()).get(query.item)
-        label = found.label if found else ""
+    first = shown[0]["candidates"][0] if shown and shown[0]["candidates"] else {}
+    label, label_lang = first.get("label", ""), first.get("label_lang", "")
+    if not label:
+        found = items_in([query.item], uselang(), ctx.labels, ctx.items).get(query.item)
+        label, label_lang = (found.label, found.lang) if found else ("", "")
     more = url_for("pages.grid") + "?" + urlencode({**_filters(), "item": query.item, "after": following}) \
         if following else ""
-    return _page("grid.html", item=query.item, label=label, files=shown, more=more, title=f"Grid {query.item}")
+    return _page("grid.html", item=query.item, label=label, label_lang=label_lang, files=shown, more=more, title=f"Grid {query.item}")
 
 
 @bp.get("/batches")

@@ -37,7 +37,10 @@ def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo], thresholds: 
         "item": cand.qid,
         "label": (info.label if info and info.label else cand.label) or cand.qid,
         "description": (info.description if info and info.description else cand.description),
+        # The languages the texts are in ("" for the linker's own text, whose language the
+        # queue does not record): the page marks them so screen readers read them right.
         "label_lang": info.lang if info and info.label else "",
+        "description_lang": info.description_lang if info and info.description else "",
         "image": info.image_thumb if info else "",
         "image_title": info.image_title if info else "",
         "score": None if cand.score is None else round(float(cand.score), 4),
@@ -72,6 +75,7 @@ def file_view(f: ReviewFile, items: Mapping[str, ItemInfo], api_url: str = "", s
         "description": f.description,
         "categories": list(f.categories),
         "depicts": [{"item": d.qid, "label": (items[d.qid].label if d.qid in items else "") or d.qid,
+                     "label_lang": items[d.qid].lang if d.qid in items and items[d.qid].label else "",
                      "prominent": d.rank == "preferred"} for d in f.depicts],
         "candidates": [candidate_view(c, items.get(c.qid), thresholds) for c in f.candidates],
         # What the safety rules chose not to suggest for this file, by rule (issue 18): the
