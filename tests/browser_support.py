@@ -25,6 +25,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 ROOT = Path(__file__).resolve().parents[1]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+# Every wait in the browser tests is for a condition (a selector, a text, a URL); the time
+# limit only guards against a hang. Playwright's defaults (30 s for waits, 5 s for
+# ``expect``) are too short for a 2-core machine under a full test run's load.
+HANG_GUARD_MS = 120_000
 
 
 def _required() -> bool:
@@ -46,9 +50,19 @@ def browser() -> Iterator[Any]:
             pytest.fail("the playwright Python package is missing (pip install playwright)")
         pytest.skip("the playwright Python package is missing")
     with sync_playwright() as pw:
+        from playwright.sync_api import expect
+
+        expect.set_options(timeout=HANG_GUARD_MS)
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield chromium
         chromium.close()
+
+
+def new_context(browser: Any, **options: Any) -> Any:
+    """``browser.new_context(**options)`` with the hang guard as every wait's time limit."""
+    context = browser.new_context(**options)
+    context.set_default_timeout(HANG_GUARD_MS)
+    return context
 
 
 class WebServer:

@@ -21,7 +21,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from tests.browser_support import DESKTOP, PHONE, ROOT, WebServer, browser  # noqa: F401 - fixture
+from tests.browser_support import DESKTOP, PHONE, ROOT, WebServer, browser, new_context  # noqa: F401 - fixture
 from tests.commons_support import thumb_url
 from tests.review_support import decision_rows, pair_states
 from tests.testwiki import TestWiki
@@ -111,7 +111,7 @@ def test_patroller_journey(browser, tmp_path: Path) -> None:  # noqa: F811 - fix
                                      WIKIVEL_WEB_OAUTH_CLIENT_ID=DEFAULT_CLIENT_ID,
                                      WIKIVEL_WEB_SECRETS_FILE=str(secrets)), tmp_path)
         try:
-            context = browser.new_context(viewport=DESKTOP)
+            context = new_context(browser, viewport=DESKTOP)
             page = context.new_page()
             errors: List[str] = []
             page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
@@ -125,7 +125,7 @@ def test_patroller_journey(browser, tmp_path: Path) -> None:  # noqa: F811 - fix
             page.wait_for_selector("#review[data-file='M10004']")
             expect(page.locator("#who")).to_have_text(USER)
             shoot(page, tmp_path, "web-review-desktop.png")
-            phone = browser.new_context(viewport=PHONE, storage_state=context.storage_state())
+            phone = new_context(browser, viewport=PHONE, storage_state=context.storage_state())
             phone_page = phone.new_page()
             phone_page.goto(server.url + "/review")
             phone_page.wait_for_selector("#review[data-file='M10004']")
@@ -213,7 +213,7 @@ def test_patroller_journey(browser, tmp_path: Path) -> None:  # noqa: F811 - fix
                                        WIKIVEL_WEB_SECRETS_FILE=str(secrets), WIKIVEL_WEB_OPERATORS=OPERATOR,
                                        WIKIVEL_WRITE_TAGS="wikivel-bot"), tmp_path)
         try:
-            context = browser.new_context(viewport=DESKTOP)
+            context = new_context(browser, viewport=DESKTOP)
             page = context.new_page()
             page.goto(operator.url + "/batches")
             page.locator("table.list a").first.click()

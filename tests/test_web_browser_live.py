@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.browser_support import DESKTOP, browser  # noqa: F401 - fixture
+from tests.browser_support import DESKTOP, browser, new_context  # noqa: F401 - fixture
 from tests.commons_support import thumb_url
 from tests.review_support import CAT, DOG, HUMAN, add_file, decision_rows
 from tests.web_support import NEWBIE, make_app, web_queue, webwiki  # noqa: F401 - fixtures
@@ -56,7 +56,7 @@ def log_in(page: Any, base: str, user: str) -> None:
 def test_decided_elsewhere_appears_live(browser, served, web_queue) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport=DESKTOP)
+    context = new_context(browser, viewport=DESKTOP)
     page = context.new_page()
     log_in(page, served, "Bob Photographer")
     expect(page.locator("#tally")).to_contain_text("you: 0 approved")
@@ -78,7 +78,7 @@ def test_decided_elsewhere_appears_live(browser, served, web_queue) -> None:  # 
 def test_a_look_only_user_cannot_decide(browser, served, web_queue) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport=DESKTOP)
+    context = new_context(browser, viewport=DESKTOP)
     page = context.new_page()
     log_in(page, served, NEWBIE)
     expect(page.locator(".notice")).to_contain_text("may look but not decide")
