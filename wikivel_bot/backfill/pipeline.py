@@ -22,9 +22,10 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from wikivel_bot.backfill import stages
+from wikivel_bot.backfill.imagedump import dump_rows, layout_of
 from wikivel_bot.backfill.rows import COLUMNS, BackfillCounters, new_row
 from wikivel_bot.backfill.sources import Sources, depicted_page_ids
 from wikivel_bot.config import Settings
@@ -92,6 +93,7 @@ def run_backfill(
     import ray
 
     sources.check()
+    layouts = {path: layout_of(path) for path in sources.image_dumps}  # a wrong file fails here
     check_settings(settings)
     started = time.monotonic()
     store = open_store(settings)
@@ -130,7 +132,7 @@ def run_backfill(
             settings.backfill.toolforge_connections if toolforge else settings.backfill.max_connections,
             0.0 if toolforge else settings.backfill.max_mbps,
         )
-        dataset = _titles(ray, sources, listed)
+        dataset = _titles(ray, sources, listed, layouts)
         if dataset is not None:
             dataset = _stages(dataset, settings, worker, identity, (side, steps), depicted, budget, actors, gpus)
             shard_prefix = f"{settings.backfill.run_name}-{int(time.time())}"
@@ -202,7 +204,7 @@ def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, model_
     )
 
 
-def _titles(ray: Any, sources: Sources, listed: List[str]) -> Any:
+def _titles(ray: Any, sources: Sources, listed: List[str], layouts: Dict[str, Any]) -> Any:
     """One dataset of ``{"text": title}`` rows from every source."""
     parts = []
     by_compression: Dict[str, List[str]] = {}
@@ -212,6 +214,11 @@ def _titles(ray: Any, sources: Sources, listed: List[str]) -> Any:
     for kind, paths in sorted(by_compression.items()):
         args = {"arrow_open_stream_args": {"compression": kind}} if kind else {}
         parts.append(ray.data.read_text(paths, num_cpus=IO_CPU, **args))
+    if layouts:
+        # One task per dump (a .gz cannot be split); it streams blocks of titles as it reads.
+        parts.append(ray.data.from_items([{"path": os.path.abspath(p)} for p in layouts]).map_batches(
+            read_image_dump, batch_size=1, fn_kwargs={"layouts": {os.path.abspath(p): v for p, v in layouts.items()}},
+            num_cpus=DECODE_CPU))
     if listed:
         parts.append(ray.data.from_items([{"text": t} for t in listed]))
     if not parts:
@@ -289,6 +296,12 @@ def resolve_batch(batch: Any, settings: Settings, worker: str, identity: Any, de
     rows = [new_row(str(t)) for t in batch.column(column).to_pylist()]
     return _to_table(stages.resolve(rows, fetcher=ports[0], store=ports[1], worker=worker,
                                     identity=tuple(identity), depicted=depicted))
+
+
+def read_image_dump(batch: Dict[str, Any], layouts: Dict[str, Any]) -> Iterator[Dict[str, List[str]]]:
+    """The image table dump's rows (Ray task; a generator, so blocks stream out as read)."""
+    for path in batch["path"]:
+        yield from dump_rows(str(path), layouts[str(path)])
 
 
 _CLIENTS: Dict[str, Callable[[str], bytes]] = {}

@@ -31,6 +31,7 @@ from wikivel_bot.backfill.rows import (
     rejected_from_text,
     settle,
 )
+from wikivel_bot.backfill.imagedump import SETTLED
 from wikivel_bot.commons import filters
 from wikivel_bot.commons.generators import upload_of
 from wikivel_bot.commons.outcomes import Deferred, Ineligible, Unavailable
@@ -82,10 +83,15 @@ def resolve(
     pending: List[Row] = []
     for row in rows:
         given, row["title"] = row["title"], normalise_title(row["title"])
-        if row["title"]:
+        if given.startswith(SETTLED):  # a dump row that is not an image, or damaged
+            row["title"] = ""
+            settle(row, SKIPPED, given[len(SETTLED):])
+        elif row["title"]:
             pending.append(row)
         else:
             settle(row, SKIPPED, f"{NOT_A_TITLE}: {given.strip()[:80]!r}")
+    if not pending:  # e.g. a block of dump rows that are not images: no API, no queue
+        return rows
     try:
         entries = {entry.key: entry for entry in fetcher.query([r["title"] for r in pending])}
     except WikiError as exc:
