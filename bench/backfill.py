@@ -8,7 +8,8 @@ JPEG uploads (thumbnails at 330 px). Then, in one run on the same machine:
 1. per-stage costs, each stage function called directly on a sample (no Ray): read/filter
    (API query, queue, claim, eligibility rules), thumbnail download, decode + resize/crop
    to the model's input, link (normalise + encode + search + rank), write (the queue
-   transaction of a block) — wall and CPU seconds per file, medians over batches;
+   transaction of a block; every other block written one transaction per file instead,
+   for the ratio) — wall and CPU seconds per file, medians over batches;
 2. the daemon's link path: queue the files (``uploads_of`` + ``enqueue``, what the poller
    does), then ``fetch_pending`` + ``link_pending`` rounds until done, one process;
 3. the backfill: ``run_backfill`` on a local Ray with 2 CPUs over the title list.
@@ -116,7 +117,7 @@ def stage_costs(settings: Any, titles: List[str], sample: int) -> Dict[str, Dict
     rules = rules_from_settings(settings.linker)
     client = ThumbnailClient.from_settings(settings.fetch, CONTACT)
     costs: Dict[str, Dict[str, List[float]]] = {k: {"wall": [], "cpu": []}
-                                                 for k in ("read/filter", "download", "decode", "link", "write")}
+                                                 for k in ("read/filter", "download", "decode", "link", "write", "write per file")}
     steps = model_input_steps(linker)
     geometry, finish = (steps.geometry, steps.finish) if steps else (None, None)
     counters = BackfillCounters()
@@ -140,7 +141,10 @@ def stage_costs(settings: Any, titles: List[str], sample: int) -> Dict[str, Dict
         for b in range(0, len(rows), 32):
             chunk = rows[b:b + 32]
             timed("link", len(chunk), lambda: stages.link(chunk, linker, rules, finish))
-        timed("write", len(rows), lambda: stages.record(rows, store, counters))
+        if start // 50 % 2 == 0:  # one transaction per block (what the pipeline does)
+            timed("write", len(rows), lambda: stages.record(rows, store, counters))
+        else:  # one per file, as before, for the ratio (alternate blocks: fresh files each)
+            timed("write per file", len(rows), lambda: [stages.record([r], store, counters) for r in rows])
     client.close()
     store.close()
     return {k: {m: per_file(v) for m, v in d.items()} for k, d in costs.items()}
