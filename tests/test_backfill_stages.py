@@ -234,3 +234,15 @@ def test_uploads_in_a_time_range_are_listed_oldest_first(wiki, pywikibot_dir, la
     assert found[2:] == ["File:Horse in meadow.jpg", "File:Cows grazing.jpg"]  # 12:20, 12:27
     with pytest.raises(UsageError, match="is after --until"):
         list(files_uploaded_between(site, until, since))
+
+
+def test_an_actor_whose_preprocessing_differs_from_the_drivers_refuses_to_start(wiki, labels, tmp_path):  # noqa: F811
+    from wikivel_bot.backfill.pipeline import LinkStage, _linker_identity
+    from wikivel_bot.errors import LinkerError
+
+    settings = backfill_settings(wiki, tmp_path, labels)
+    _, side, steps = _linker_identity(settings)
+    assert steps is not None and "Resize" in steps.fingerprint and "Normalize" in steps.fingerprint
+    assert LinkStage(settings, steps.fingerprint).finish is not None  # the driver's own: fine
+    with pytest.raises(LinkerError, match="preprocessing on this node differs"):
+        LinkStage(settings, steps.fingerprint.replace("bicubic", "bilinear"))
