@@ -6,8 +6,10 @@ A local test wiki (tests/testwiki) in this process serves ``--files`` synthetic 
 JPEG uploads (thumbnails at 330 px). Then, in one run on the same machine:
 
 1. per-stage costs, each stage function called directly on a sample (no Ray): read/filter
-   (API query, queue, claim, eligibility rules), thumbnail download, decode, link
-   (encode + search + rank) — wall and CPU seconds per file, medians over batches;
+   (API query, queue, claim, eligibility rules), thumbnail download, decode + resize/crop
+   to the model's input, link (normalise + encode + search + rank), write (the queue
+   transaction of a block; every other block written one transaction per file instead,
+   for the ratio) — wall and CPU seconds per file, medians over batches;
 2. the daemon's link path: queue the files (``uploads_of`` + ``enqueue``, what the poller
    does), then ``fetch_pending`` + ``link_pending`` rounds until done, one process;
 3. the backfill: ``run_backfill`` on a local Ray with 2 CPUs over the title list.
@@ -97,13 +99,13 @@ def stage_costs(settings: Any, titles: List[str], sample: int) -> Dict[str, Dict
     """Each stage function on ``sample`` files, alone: wall and CPU seconds per file."""
     from wikivel_bot.backfill import stages
     from wikivel_bot.backfill.pipeline import open_store
-    from wikivel_bot.backfill.rows import PENDING, new_row
+    from wikivel_bot.backfill.rows import PENDING, BackfillCounters, new_row
     from wikivel_bot.commons.fetcher import Fetcher
     from wikivel_bot.commons.site import open_site
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.link import model_side, rules_from_settings
+    from wikivel_bot.linker.link import model_input_steps, model_side, rules_from_settings
 
     site = open_site(settings.site)
     fetcher = Fetcher(site, settings.fetch, settings.poll, tuple(settings.site.languages), None)
@@ -115,7 +117,10 @@ def stage_costs(settings: Any, titles: List[str], sample: int) -> Dict[str, Dict
     rules = rules_from_settings(settings.linker)
     client = ThumbnailClient.from_settings(settings.fetch, CONTACT)
     costs: Dict[str, Dict[str, List[float]]] = {k: {"wall": [], "cpu": []}
-                                                 for k in ("read/filter", "download", "decode", "link")}
+                                                 for k in ("read/filter", "download", "decode", "link", "write", "write per file")}
+    steps = model_input_steps(linker)
+    geometry, finish = (steps.geometry, steps.finish) if steps else (None, None)
+    counters = BackfillCounters()
 
     def timed(name: str, n: int, call: Any) -> Any:
         wall, cpu = time.perf_counter(), time.process_time()
@@ -132,10 +137,14 @@ def stage_costs(settings: Any, titles: List[str], sample: int) -> Dict[str, Dict
         for b in range(0, len(rows), 8):
             chunk = rows[b:b + 8]
             timed("download", len(chunk), lambda: stages.download(chunk, client.get))
-            timed("decode", len(chunk), lambda: stages.decode(chunk, model_side(linker)))
+            timed("decode", len(chunk), lambda: stages.decode(chunk, model_side(linker), geometry))
         for b in range(0, len(rows), 32):
             chunk = rows[b:b + 32]
-            timed("link", len(chunk), lambda: stages.link(chunk, linker, rules))
+            timed("link", len(chunk), lambda: stages.link(chunk, linker, rules, finish))
+        if start // 50 % 2 == 0:  # one transaction per block (what the pipeline does)
+            timed("write", len(rows), lambda: stages.record(rows, store, counters))
+        else:  # one per file, as before, for the ratio (alternate blocks: fresh files each)
+            timed("write per file", len(rows), lambda: [stages.record([r], store, counters) for r in rows])
     client.close()
     store.close()
     return {k: {m: per_file(v) for m, v in d.items()} for k, d in costs.items()}

@@ -188,10 +188,12 @@ def _categorise(wiki, title: str, parent: str) -> None:  # noqa: F811
 
 def test_kill_minus_9_mid_run_then_resume_links_every_file_exactly_once(
         wiki, pywikibot_dir, ray_runtime, labels, tmp_path):  # noqa: F811
-    good = ["File:Snowy mountain peak.jpg", "File:Lighthouse at dusk.jpg", "File:Red apple.png",
-            "File:Castle on a hill.jpg", "File:Sailing boat at sea.jpg", "File:Windmill in fields.jpg",
-            "File:Horse in meadow.jpg", "File:Owl on branch.jpg", "File:Lake in the mountains.jpg"]
-    held = good[-1]
+    # The held file comes first: its block is resolved (and claimed) before any other is
+    # linked, so the kill always finds it claimed; the later blocks get linked meanwhile.
+    good = ["File:Lake in the mountains.jpg", "File:Snowy mountain peak.jpg", "File:Lighthouse at dusk.jpg",
+            "File:Red apple.png", "File:Castle on a hill.jpg", "File:Sailing boat at sea.jpg",
+            "File:Windmill in fields.jpg", "File:Horse in meadow.jpg", "File:Owl on branch.jpg"]
+    held = good[0]
     titles = tmp_path / "titles.txt"
     titles.write_text("\n".join(good) + "\n")
     settings = backfill_settings(wiki, tmp_path, labels)
@@ -213,7 +215,7 @@ def test_kill_minus_9_mid_run_then_resume_links_every_file_exactly_once(
              "--address", ray_runtime, "--no-progress"],
             cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            linked_before = _wait_for_linked(settings, proc, tmp_path / "run1.log")
+            linked_before = _wait_for_linked(settings, proc, tmp_path / "run1.log", held)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -233,17 +235,19 @@ def test_kill_minus_9_mid_run_then_resume_links_every_file_exactly_once(
     assert len({(t, q) for t, q, *_ in pairs}) == len(pairs)
 
 
-def _wait_for_linked(settings, proc, log_path: Path) -> set:
-    """Titles linked so far, once at least one is (the run is then mid-way: one file is held)."""
+def _wait_for_linked(settings, proc, log_path: Path, held: str) -> set:
+    """Titles linked so far, once at least one is and ``held`` is claimed (the run is then
+    mid-way: the held file's block waits for its thumbnail)."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError("the backfill ended early:\n" + log_path.read_text()[-3000:])
         try:
-            linked = {t for t, r in queue_rows(settings).items() if r["state"] == "linked"}
+            rows = queue_rows(settings)
         except Exception:  # noqa: BLE001 - the run may not have created rows yet
-            linked = set()
-        if linked:
+            rows = {}
+        linked = {t for t, r in rows.items() if r["state"] == "linked"}
+        if linked and rows.get(held, {}).get("claimed_by"):
             return linked
         time.sleep(0.2)
     raise AssertionError("nothing was linked in 300 s:\n" + log_path.read_text()[-3000:])

@@ -54,7 +54,7 @@ def test_a_rejected_pair_is_never_proposed_again_when_relinked(wiki, pywikibot_d
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.link import model_side, rules_from_settings
+    from wikivel_bot.linker.link import model_input_steps, model_side, rules_from_settings
 
     settings = backfill_settings(wiki, tmp_path, labels)
     site = open_site(settings.site)
@@ -70,7 +70,9 @@ def test_a_rejected_pair_is_never_proposed_again_when_relinked(wiki, pywikibot_d
     def run(ident):  # type: ignore[no-untyped-def]
         rows = [new_row("File:Lighthouse at dusk.jpg")]
         rows = stages.resolve(rows, fetcher=fetcher, store=store, worker="backfill:t", identity=ident)
-        rows = stages.link(stages.decode(stages.download(rows, client.get), model_side(linker)), linker, rules)
+        steps = model_input_steps(linker)
+        rows = stages.decode(stages.download(rows, client.get), model_side(linker), steps.geometry)
+        rows = stages.link(rows, linker, rules, steps.finish)
         counters = BackfillCounters()
         return stages.record(rows, store, counters), counters
 
@@ -96,6 +98,47 @@ def test_a_rejected_pair_is_never_proposed_again_when_relinked(wiki, pywikibot_d
         states = dict(conn.execute(select(candidates.c.qid, candidates.c.state)).all())
     assert states[top] == "rejected"
     client.close()
+    store.close()
+
+
+def test_preprocessing_in_the_cpu_stage_gives_the_daemons_suggestions(wiki, pywikibot_dir, labels, tmp_path):  # noqa: F811
+    """decode + resize/crop in the CPU stage, normalise + encode in the actor: the very same
+    candidates (scores to the last bit) as ``link_files`` on the thumbnail bytes."""
+    from wikivel_bot.backfill.pipeline import open_store
+    from wikivel_bot.backfill.rows import PENDING, media_from_text
+    from wikivel_bot.commons.fetcher import Fetcher
+    from wikivel_bot.commons.site import open_site
+    from wikivel_bot.commons.thumbnails import ThumbnailClient
+    from wikivel_bot.labels import default_label_set
+    from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.link import link_files, model_input_steps, model_side, rules_from_settings
+
+    settings = backfill_settings(wiki, tmp_path, labels)
+    store = open_store(settings)
+    linker = create_linker(settings.linker.name, settings.linker)
+    linker.attach(default_label_set(settings.linker.labels_dir), settings.linker.cache_dir)
+    rules = rules_from_settings(settings.linker)
+    fetcher = Fetcher(open_site(settings.site), settings.fetch, settings.poll, ("en",), None)
+    titles = ["File:Snowy mountain peak.jpg", "File:Lighthouse at dusk.jpg", "File:Black cat on sofa.jpg",
+              "File:Red apple.png", "File:Dog in the park.jpg"]
+    with ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact) as client:
+        rows = stages.resolve([new_row(t) for t in titles], fetcher=fetcher, store=store, worker="backfill:t",
+                              identity=("x", "1", "h"))
+        rows = stages.download(rows, client.get)
+    ready = [dict(r) for r in rows if r["outcome"] == PENDING]
+    assert len(ready) == 5
+    daemon = link_files(linker, [(media_from_text(r["media"]), r["data"]) for r in ready], rules=rules)
+
+    steps = model_input_steps(linker)
+    side = model_side(linker)
+    decoded = stages.decode(ready, side, steps.geometry)
+    assert {(r["width"], r["height"]) for r in decoded if r["pixels"]} == {(side, side)}  # model-sized
+    assert all(len(r["pixels"]) == side * side * 3 for r in decoded if r["pixels"])  # uint8 RGB
+    linked = stages.link(decoded, linker, rules, steps.finish)
+    assert [r["outcome"] for r in linked] == [LINKED] * 5
+    for row, outcome in zip(linked, daemon):
+        assert candidates_from_text(row["candidates"]) == list(outcome.candidates)
+    assert sum(len(candidates_from_text(r["candidates"])) for r in linked) > 0
     store.close()
 
 
@@ -191,3 +234,15 @@ def test_uploads_in_a_time_range_are_listed_oldest_first(wiki, pywikibot_dir, la
     assert found[2:] == ["File:Horse in meadow.jpg", "File:Cows grazing.jpg"]  # 12:20, 12:27
     with pytest.raises(UsageError, match="is after --until"):
         list(files_uploaded_between(site, until, since))
+
+
+def test_an_actor_whose_preprocessing_differs_from_the_drivers_refuses_to_start(wiki, labels, tmp_path):  # noqa: F811
+    from wikivel_bot.backfill.pipeline import LinkStage, _linker_identity
+    from wikivel_bot.errors import LinkerError
+
+    settings = backfill_settings(wiki, tmp_path, labels)
+    _, side, steps = _linker_identity(settings)
+    assert steps is not None and "Resize" in steps.fingerprint and "Normalize" in steps.fingerprint
+    assert LinkStage(settings, steps.fingerprint).finish is not None  # the driver's own: fine
+    with pytest.raises(LinkerError, match="preprocessing on this node differs"):
+        LinkStage(settings, steps.fingerprint.replace("bicubic", "bilinear"))

@@ -152,6 +152,43 @@ def test_rejection_is_permanent_across_relinks(store: Store) -> None:
     assert store.counts()["candidates"]["rejected"] == 1
 
 
+def test_settle_files_writes_a_block_in_one_go_with_each_files_checks(store: Store) -> None:
+    from wikivel_bot.queue.store import FileOutcome
+
+    relinked = linked_file(store, 1, ["Q146", "Q144"])
+    store.record_decision(1, "Q146", DecisionAction.REJECT, "Bob", "cli")
+    store.enqueue([upload(p) for p in (2, 3, 4, 5)])
+    works = {w.page_id: w.id for w in store.claim_files(FileState.DISCOVERED, 4, "backfill:t")}
+    store.claim_files(FileState.LINKED, 1, "backfill:t")
+    media = MediaFile(page_id=2, title="File:Example 2.jpg", revid=9)
+    results = store.settle_files([
+        FileOutcome(works[2], FileState.LINKED, media=media, candidates=[candidate("Q5"), candidate("Q7", rank=2)]),
+        FileOutcome(relinked, FileState.LINKED, media=MediaFile(page_id=1, title="File:Example 1.jpg"),
+                    candidates=[candidate("Q146", 0.9), candidate("Q5", 0.4)]),
+        FileOutcome(works[3], FileState.UNAVAILABLE, reason="corrupt: truncated"),
+        FileOutcome(works[4], FileState.INELIGIBLE, reason="too small: 10x10"),
+        FileOutcome(works[5], None),
+        FileOutcome(works[3], FileState.INELIGIBLE, reason="twice"),
+    ])
+    assert results[:5] == [2, 1, 0, 0, 0]  # the rejected Q146 is not proposed again
+    assert "given twice" in results[5]
+    assert store.rejected_items(relinked) == {"Q146"}
+    counts = {name: {k: n for k, n in by_state.items() if n} for name, by_state in store.counts().items()}
+    assert counts["files"] == {"linked": 2, "unavailable": 1, "ineligible": 1, "discovered": 1}
+    assert counts["candidates"] == {"proposed": 4, "rejected": 1}
+    assert store.claims() == []  # every claim of the block given back
+    # Written again (a resumed run): nothing new, an illegal move is refused, the rest goes on.
+    again = store.settle_files([
+        FileOutcome(works[2], FileState.LINKED, candidates=[candidate("Q5"), candidate("Q7", rank=2)]),
+        FileOutcome(works[4], FileState.LINKED, media=media, candidates=[candidate("Q8")]),
+    ])
+    assert again[0] == 2 and "cannot move from ineligible" in again[1]
+    assert {k: n for k, n in store.counts()["candidates"].items() if n} == {"proposed": 4, "rejected": 1}
+    with pytest.raises(UsageError):
+        store.settle_files([FileOutcome(works[5], FileState.LINKED, media=media, candidates=[candidate("146")])])
+    assert store.counts()["files"]["discovered"] == 1
+
+
 def test_decision_on_unproposed_item_creates_the_pair(store: Store) -> None:
     file_id = linked_file(store, 1, ["Q146"])
     store.record_decision(1, "Q3305213", DecisionAction.REJECT, "Bob", "cli")

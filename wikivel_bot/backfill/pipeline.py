@@ -3,11 +3,13 @@
 ::
 
     titles ─read_text / listed─> resolve (1 task at a time: API query, queue, claim, eligibility)
-           ─> download (tasks, one DownloadBudget for the cluster) ─> decode (CPU tasks)
-           ─> link (actor pool: one GPU per actor, or CPU) ─> driver: queue writes, Parquet
+           ─> download (tasks, one DownloadBudget for the cluster)
+           ─> decode + resize/crop to the model's input (CPU tasks)
+           ─> link: normalise, encode, search, rank (actor pool: one GPU per actor, or CPU)
+           ─> driver: queue writes (one transaction per block), Parquet
 
 Ray Data streams blocks between the stages, so downloads, decoding and the model overlap.
-The driver consumes the last stage and writes through the store (one transaction per file),
+The driver consumes the last stage and writes each block through the store in one transaction,
 which keeps the queue's single point of truth where the run is steered from. With no address
 Ray starts on this machine; with one, the run joins that cluster (every node needs the
 package, and the queue must be a database every node can reach: PostgreSQL or MariaDB).
@@ -20,13 +22,14 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from wikivel_bot.backfill import stages
+from wikivel_bot.backfill.imagedump import dump_rows, layout_of
 from wikivel_bot.backfill.rows import COLUMNS, BackfillCounters, new_row
 from wikivel_bot.backfill.sources import Sources, depicted_page_ids
 from wikivel_bot.config import Settings
-from wikivel_bot.errors import ConfigError, UsageError
+from wikivel_bot.errors import ConfigError, LinkerError, UsageError
 
 log = logging.getLogger(__name__)
 IO_CPU = 0.1
@@ -90,6 +93,7 @@ def run_backfill(
     import ray
 
     sources.check()
+    layouts = {path: layout_of(path) for path in sources.image_dumps}  # a wrong file fails here
     check_settings(settings)
     started = time.monotonic()
     store = open_store(settings)
@@ -103,7 +107,7 @@ def run_backfill(
 
         # A run killed under this name left these claimed: take them back now, not in a lease.
         store.release_files(held_by(store, worker))
-        identity, side = _linker_identity(settings)
+        identity, side, steps = _linker_identity(settings)
         depicted = depicted_page_ids(sources.mediainfo_dump) if sources.mediainfo_dump else set()
         listed: List[str] = []
         if sources.category or sources.since or sources.until:
@@ -128,9 +132,9 @@ def run_backfill(
             settings.backfill.toolforge_connections if toolforge else settings.backfill.max_connections,
             0.0 if toolforge else settings.backfill.max_mbps,
         )
-        dataset = _titles(ray, sources, listed)
+        dataset = _titles(ray, sources, listed, layouts)
         if dataset is not None:
-            dataset = _stages(dataset, settings, worker, identity, side, depicted, budget, actors, gpus)
+            dataset = _stages(dataset, settings, worker, identity, (side, steps), depicted, budget, actors, gpus)
             shard_prefix = f"{settings.backfill.run_name}-{int(time.time())}"
             # Blocks as they leave the model (batch_size=None): each is written at once.
             for batch in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
@@ -165,7 +169,7 @@ def check_settings(settings: Settings) -> None:
         raise ConfigError(f"backfill.run_name must be 1 to 55 characters, not {b.run_name!r}")
 
 
-def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, side: Optional[int],
+def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, model_input: Any,
             depicted: Any, budget: Any, actors: int, gpus: int) -> Any:
     from ray.data import ActorPoolStrategy, TaskPoolStrategy
 
@@ -188,16 +192,19 @@ def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, side: 
                    "run": f"{worker}@{uuid.uuid4().hex}"},
         compute=TaskPoolStrategy(size=max(1, connections)), num_cpus=IO_CPU,
     )
+    side, steps = model_input
     dataset = dataset.map_batches(decode_batch, batch_size=None, batch_format="pyarrow",
-                                  fn_kwargs={"side": side}, num_cpus=DECODE_CPU)
+                                  fn_kwargs={"side": side, "geometry": steps.geometry if steps else None},
+                                  num_cpus=DECODE_CPU)
     return dataset.map_batches(
         LinkStage, batch_size=None, batch_format="pyarrow",
-        fn_constructor_kwargs={"settings": settings}, compute=ActorPoolStrategy(size=actors),
+        fn_constructor_kwargs={"settings": settings, "fingerprint": steps.fingerprint if steps else ""},
+        compute=ActorPoolStrategy(size=actors),
         num_gpus=1 if gpus else 0, num_cpus=1,
     )
 
 
-def _titles(ray: Any, sources: Sources, listed: List[str]) -> Any:
+def _titles(ray: Any, sources: Sources, listed: List[str], layouts: Dict[str, Any]) -> Any:
     """One dataset of ``{"text": title}`` rows from every source."""
     parts = []
     by_compression: Dict[str, List[str]] = {}
@@ -207,6 +214,11 @@ def _titles(ray: Any, sources: Sources, listed: List[str]) -> Any:
     for kind, paths in sorted(by_compression.items()):
         args = {"arrow_open_stream_args": {"compression": kind}} if kind else {}
         parts.append(ray.data.read_text(paths, num_cpus=IO_CPU, **args))
+    if layouts:
+        # One task per dump (a .gz cannot be split); it streams blocks of titles as it reads.
+        parts.append(ray.data.from_items([{"path": os.path.abspath(p)} for p in layouts]).map_batches(
+            read_image_dump, batch_size=1, fn_kwargs={"layouts": {os.path.abspath(p): v for p, v in layouts.items()}},
+            num_cpus=DECODE_CPU))
     if listed:
         parts.append(ray.data.from_items([{"text": t} for t in listed]))
     if not parts:
@@ -215,17 +227,19 @@ def _titles(ray: Any, sources: Sources, listed: List[str]) -> Any:
 
 
 def _linker_identity(settings: Settings) -> Any:
-    """(linker, version, label-set hash) and the model's input side; builds (or loads from
-    the cache) the label index once here, so the actors only load it."""
+    """(linker, version, label-set hash), the model's input side and its preprocessing steps
+    (``link.model_input_steps``: the decode tasks run its geometry, the actors its finish);
+    builds (or loads from the cache) the label index once here, so the actors only load it."""
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.link import model_side
+    from wikivel_bot.linker.link import model_input_steps, model_side
 
     linker = create_linker(settings.linker.name, settings.linker)
     label_set = default_label_set(settings.linker.labels_dir)
     linker.attach(label_set, settings.linker.cache_dir, progress=False)
     description = linker.description
-    return (description.name, description.version, label_set.content_hash), model_side(linker)
+    identity = (description.name, description.version, label_set.content_hash)
+    return identity, model_side(linker), model_input_steps(linker)
 
 
 def _start_ray(address: str, num_cpus: Optional[int]) -> bool:
@@ -284,6 +298,12 @@ def resolve_batch(batch: Any, settings: Settings, worker: str, identity: Any, de
                                     identity=tuple(identity), depicted=depicted))
 
 
+def read_image_dump(batch: Dict[str, Any], layouts: Dict[str, Any]) -> Iterator[Dict[str, List[str]]]:
+    """The image table dump's rows (Ray task; a generator, so blocks stream out as read)."""
+    for path in batch["path"]:
+        yield from dump_rows(str(path), layouts[str(path)])
+
+
 _CLIENTS: Dict[str, Callable[[str], bytes]] = {}
 
 
@@ -305,22 +325,30 @@ def download_batch(batch: Any, settings: Settings, budget: Any, connections: int
     return _to_table(stages.download(batch.to_pylist(), get, parallel=connections))
 
 
-def decode_batch(batch: Any, side: Optional[int]) -> Any:
-    """Decode (Ray task, CPU)."""
-    return _to_table(stages.decode(batch.to_pylist(), side))
+def decode_batch(batch: Any, side: Optional[int], geometry: Any) -> Any:
+    """Decode, resize and crop to the model's input (Ray task, CPU)."""
+    return _to_table(stages.decode(batch.to_pylist(), side, geometry))
 
 
 class LinkStage:
-    """encode → search → rank (actor pool; the model and label index load once per actor)."""
+    """normalise → encode → search → rank (actor pool; the model and label index load once
+    per actor). The decode tasks resized and cropped with the driver's preprocessing; this
+    actor finishes with its own, after checking the two are the same (``fingerprint``)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, fingerprint: str = "") -> None:
         from wikivel_bot.labels import default_label_set
         from wikivel_bot.linker import create_linker
-        from wikivel_bot.linker.link import rules_from_settings
+        from wikivel_bot.linker.link import model_input_steps, rules_from_settings
 
         self.linker = create_linker(settings.linker.name, settings.linker)
         self.linker.attach(default_label_set(settings.linker.labels_dir), settings.linker.cache_dir, progress=False)
         self.rules = rules_from_settings(settings.linker)
+        steps = model_input_steps(self.linker)
+        if (steps.fingerprint if steps else "") != fingerprint:
+            # A node with another open_clip/torchvision would feed the model other pixels.
+            raise LinkerError("the model's preprocessing on this node differs from the driver's "
+                              "(another open_clip or torchvision version?)")
+        self.finish = steps.finish if steps else None
 
     def __call__(self, batch: Any) -> Any:
-        return _to_table(stages.link(batch.to_pylist(), self.linker, self.rules))
+        return _to_table(stages.link(batch.to_pylist(), self.linker, self.rules, self.finish))

@@ -1,5 +1,7 @@
 """Where a backfill's titles come from: title lists, a category, a time range, the dumps.
 
+The ``image`` table SQL dump is read by ``imagedump`` (one Ray task per dump file).
+
 Title lists (``--titles``, and the dumps' ns-6 title list ``commonswiki-*-all-titles-in-ns6.gz``)
 are read by Ray Data itself (``read_text``, line by line, on the workers) so a 100-million-line
 file never passes through the driver; categories and time ranges are listed by the wiki on
@@ -34,6 +36,8 @@ class Sources:
     :param category: a category name, walked to ``depth`` levels of subcategories.
     :param since: with ``until``, all files whose current version was uploaded between them.
     :param mediainfo_dump: the Commons MediaInfo JSON dump: files with P180 there are skipped.
+    :param image_dumps: the ``image`` table SQL dump (``commonswiki-*-image.sql.gz``):
+        its images (see ``imagedump``).
     """
 
     titles_files: tuple = ()
@@ -42,14 +46,18 @@ class Sources:
     since: Optional[datetime] = None
     until: Optional[datetime] = None
     mediainfo_dump: str = ""
+    image_dumps: tuple = ()
 
     def check(self) -> None:
         """UsageError naming the problem when nothing is selected or a file is missing."""
-        if not (self.titles_files or self.category or self.since or self.until):
-            raise UsageError("nothing to backfill: give --titles FILE, --category NAME or --since/--until")
-        for path in list(self.titles_files) + ([self.mediainfo_dump] if self.mediainfo_dump else []):
+        if not (self.titles_files or self.image_dumps or self.category or self.since or self.until):
+            raise UsageError("nothing to backfill: give --titles FILE, --image-dump FILE, --category NAME "
+                             "or --since/--until")
+        for path in (list(self.titles_files) + list(self.image_dumps)
+                     + ([self.mediainfo_dump] if self.mediainfo_dump else [])):
             if not Path(path).is_file():
                 raise UsageError(f"{path}: no such file")
+
 
     def listed(self, site: Any) -> Iterator[str]:
         """The titles the wiki lists (category members, uploads in the time range)."""

@@ -4,7 +4,7 @@ Each wraps the code the daemon runs for the same step, so a backfill and the dae
 file the same suggestions: the fetcher's query and eligibility rules
 (``Fetcher.query``/``Fetcher.outcomes``, i.e. ``filters.refuse_fetched``), the thumbnail
 client's download and checks, ``decode_image`` and ``link_files`` with the same ranking rules,
-and the store's ``mark_*``/``save_candidates``. Nothing here knows about Ray: ``pipeline``
+and the store's checked moves (``Store.settle_files``, a block per transaction). Nothing here knows about Ray: ``pipeline``
 runs these functions as Ray tasks and actors, and the tests and the benchmark call them
 directly too.
 """
@@ -31,10 +31,11 @@ from wikivel_bot.backfill.rows import (
     rejected_from_text,
     settle,
 )
+from wikivel_bot.backfill.imagedump import SETTLED
 from wikivel_bot.commons import filters
 from wikivel_bot.commons.generators import upload_of
 from wikivel_bot.commons.outcomes import Deferred, Ineligible, Unavailable
-from wikivel_bot.errors import FileUnavailable, IllegalTransition, WikiError
+from wikivel_bot.errors import FileUnavailable, WikiError
 from wikivel_bot.events import event
 from wikivel_bot.linker.images import decode_image
 from wikivel_bot.queue.backfill import LinkerIdentity, claim_pages, lookup_pages
@@ -82,10 +83,15 @@ def resolve(
     pending: List[Row] = []
     for row in rows:
         given, row["title"] = row["title"], normalise_title(row["title"])
-        if row["title"]:
+        if given.startswith(SETTLED):  # a dump row that is not an image, or damaged
+            row["title"] = ""
+            settle(row, SKIPPED, given[len(SETTLED):])
+        elif row["title"]:
             pending.append(row)
         else:
             settle(row, SKIPPED, f"{NOT_A_TITLE}: {given.strip()[:80]!r}")
+    if not pending:  # e.g. a block of dump rows that are not images: no API, no queue
+        return rows
     try:
         entries = {entry.key: entry for entry in fetcher.query([r["title"] for r in pending])}
     except WikiError as exc:
@@ -168,9 +174,12 @@ def download(rows: List[Row], get: Callable[[str], bytes], parallel: int = 1) ->
     return rows
 
 
-def decode(rows: List[Row], side: Optional[int]) -> List[Row]:
-    """Decode each pending thumbnail to RGB pixels, exactly as ``link_files`` would
-    (``decode_image`` at the model's side), so the model stage only encodes."""
+def decode(rows: List[Row], side: Optional[int], geometry: Optional[Callable[[Any], Any]] = None) -> List[Row]:
+    """Decode each pending thumbnail exactly as ``link_files`` would (``decode_image`` at
+    the model's side), then run the costly part of the model's preprocessing, ``geometry``
+    (resize, crop: ``link.model_input_steps``), so the model's actors only normalise and
+    encode. ``pixels`` then holds the model-sized RGB bytes (uint8, a quarter of the float
+    tensor's size on its way through Ray's object store); without ``geometry``, the decoded image."""
     for row in rows:
         if row["outcome"] != PENDING:
             continue
@@ -180,13 +189,18 @@ def decode(rows: List[Row], side: Optional[int]) -> List[Row]:
             kind = filters.BOMB if str(exc).startswith("image too large") else filters.CORRUPT
             settle(row, UNAVAILABLE, filters.reason(kind, str(exc)))
             continue
+        if geometry is not None:
+            image = geometry(image)
         row["width"], row["height"] = image.size
         row["pixels"], row["data"] = image.tobytes(), b""
     return rows
 
 
-def link(rows: List[Row], linker: Any, rules: Any) -> List[Row]:
-    """encode → search → rank: ``link_files`` on the decoded images, rejected pairs left out."""
+def link(rows: List[Row], linker: Any, rules: Any, finish: Optional[Callable[[Any], Any]] = None) -> List[Row]:
+    """encode → search → rank: ``link_files`` on the decoded images, rejected pairs left out.
+
+    :param finish: the rest of the model's preprocessing when ``decode`` ran its
+        ``geometry`` (the same ``link.model_input_steps``); None: the linker's own."""
     from PIL import Image
 
     from wikivel_bot.linker.link import link_files
@@ -201,7 +215,7 @@ def link(rows: List[Row], linker: Any, rules: Any) -> List[Row]:
         image = Image.frombytes("RGB", (int(row["width"]), int(row["height"])), row["pixels"])
         pairs.append((media, image))
         rejected[media.page_id] = frozenset(rejected_from_text(row["rejected"]))
-    for row, outcome in zip(ready, link_files(linker, pairs, rules=rules, rejected=rejected)):
+    for row, outcome in zip(ready, link_files(linker, pairs, rules=rules, rejected=rejected, finish=finish)):
         found = getattr(outcome, "candidates", None)
         if found is None:
             settle(row, UNAVAILABLE, filters.reason(filters.CORRUPT, str(getattr(outcome, "reason", ""))))
@@ -212,33 +226,40 @@ def link(rows: List[Row], linker: Any, rules: Any) -> List[Row]:
 
 
 def record(rows: Sequence[Row], store: Any, counters: BackfillCounters) -> List[Row]:
-    """Write each settled row to the queue with the store's own moves, one transaction per
-    file (a kill loses at most the file being written, which its claim brings back):
-    candidates via ``save_candidates`` (a pair is inserted once; a rejected pair is never
-    touched), unavailable/ineligible with their reason, deferred files released.
+    """Write a block of settled rows to the queue in one transaction (``Store.settle_files``,
+    the same checked moves as the daemon's ``mark_*``/``save_candidates``): candidates of
+    linked files (a pair is inserted once; a rejected pair is never touched), the reason of
+    unavailable/ineligible ones, deferred files released. A kill loses at most the block
+    being written, whose claims bring it back on the next run.
 
     :return: the rows as recorded (a row whose file another worker moved meanwhile becomes
         skipped).
     """
+    from wikivel_bot.queue.store import FileOutcome
+
+    moves = {LINKED: FileState.LINKED, UNAVAILABLE: FileState.UNAVAILABLE, INELIGIBLE: FileState.INELIGIBLE,
+             DEFERRED: None}
+    writes: List[Any] = []
+    positions: List[int] = []
+    for i, row in enumerate(rows):
+        fid, outcome = int(row["file_id"]), row["outcome"]
+        if not fid or outcome not in moves:
+            continue
+        linked = outcome == LINKED
+        writes.append(FileOutcome(
+            fid, moves[outcome], reason=row["reason"],
+            media=media_from_text(row["media"]) if linked and row["state"] != FileState.FETCHED.value else None,
+            candidates=candidates_from_text(row["candidates"]) if linked else ()))
+        positions.append(i)
+    results: Dict[int, Any] = dict(zip(positions, store.settle_files(writes))) if writes else {}
     out: List[Row] = []
-    for row in rows:
-        saved, fid, outcome = 0, int(row["file_id"]), row["outcome"]
-        try:
-            if outcome == LINKED:
-                if row["state"] != FileState.FETCHED.value:
-                    store.mark_fetched(fid, media_from_text(row["media"]))
-                saved = store.save_candidates(fid, candidates_from_text(row["candidates"]))
-                event("backfill", "linked", file=f"M{row['page_id']}", candidates=saved)
-            elif outcome == UNAVAILABLE and fid:
-                store.mark_unavailable(fid, row["reason"])
-            elif outcome == INELIGIBLE and fid:
-                store.mark_ineligible(fid, row["reason"])
-            elif outcome == DEFERRED and fid:
-                store.release_files([fid])
-        except IllegalTransition as exc:
-            store.release_files([fid])
-            row = settle(dict(row), SKIPPED, f"{CHANGED}: {exc}")
-        counters.count(row, saved)
+    for i, row in enumerate(rows):
+        result = results.get(i, 0)
+        if isinstance(result, str):
+            row = settle(dict(row), SKIPPED, f"{CHANGED}: {result}")
+        elif row["outcome"] == LINKED:
+            event("backfill", "linked", file=f"M{row['page_id']}", candidates=result)
+        counters.count(row, result if isinstance(result, int) else 0)
         out.append(row)
     return out
 

@@ -19,7 +19,10 @@ from wikivel_bot.cli.poll import parse_since
 
 @click.command("backfill")
 @click.option("--titles", "titles_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="File with one File: title per line (.gz/.bz2 too; the dumps' ns-6 title list works). Repeatable.")
+              help="File with one File: title per line (.gz/.bz2 too; the dumps' ns-6 title list works; "
+                   "a file named *-image.sql[.gz] is read as --image-dump). Repeatable.")
+@click.option("--image-dump", "image_dumps", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The image table SQL dump (commonswiki-YYYYMMDD-image.sql.gz): its images (bitmaps, drawings). Repeatable.")
 @click.option("--category", default="", help="Backfill the files of this category.")
 @click.option("--depth", type=click.IntRange(min=0), default=0, show_default=True,
               help="Levels of subcategories to include with --category.")
@@ -36,7 +39,7 @@ from wikivel_bot.cli.poll import parse_since
 @click.option("--no-progress", is_flag=True, help="No Ray Data progress bars.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_obj
-def backfill(obj: CliContext, titles_files: Tuple[Path, ...], category: str, depth: int, since: Optional[str],
+def backfill(obj: CliContext, titles_files: Tuple[Path, ...], image_dumps: Tuple[Path, ...], category: str, depth: int, since: Optional[str],
              until: Optional[str], mediainfo_dump: Optional[Path], address: str, num_cpus: Optional[int],
              actors: Optional[int], toolforge: bool, run_name: Optional[str], parquet_dir: Optional[str],
              no_progress: bool, as_json: bool) -> None:
@@ -51,10 +54,13 @@ def backfill(obj: CliContext, titles_files: Tuple[Path, ...], category: str, dep
             obj.overrides[("backfill", key)] = value
     if toolforge:
         obj.overrides[("backfill", "toolforge")] = True
+    from wikivel_bot.backfill.imagedump import is_image_dump
     from wikivel_bot.backfill.sources import Sources
 
+    dumps = tuple(str(p) for p in image_dumps) + tuple(str(p) for p in titles_files if is_image_dump(str(p)))
     sources = Sources(
-        titles_files=tuple(str(p) for p in titles_files), category=category, depth=depth,
+        titles_files=tuple(str(p) for p in titles_files if not is_image_dump(str(p))), image_dumps=dumps,
+        category=category, depth=depth,
         since=parse_since(since), until=parse_since(until),
         mediainfo_dump=str(mediainfo_dump) if mediainfo_dump else "",
     )

@@ -245,6 +245,36 @@ def prepare_image(backbone: Backbone, image: Any) -> torch.Tensor:
     return backbone.preprocess(image)
 
 
+@dataclass(frozen=True)
+class InputSteps:
+    """The backbone's preprocessing cut in two where the pixels become a tensor.
+
+    :param geometry: PIL -> PIL at the model's input size (resize, crop, RGB): the costly
+        part, which a CPU stage can run far from the model (its uint8 output is 4x smaller
+        than the float32 tensor).
+    :param finish: PIL -> the model's input tensor (to tensor, normalise): cheap and exact.
+    :param fingerprint: the two parts' parameters; equal fingerprints mean
+        ``finish(geometry(image))`` is what ``backbone.preprocess(image)`` gives.
+    """
+
+    geometry: Any
+    finish: Any
+    fingerprint: str
+
+
+def input_steps(backbone: Backbone) -> Optional[InputSteps]:
+    """:class:`InputSteps` of the backbone's transform; None when it is not a torchvision
+    ``Compose`` with a to-tensor step (then only the whole transform can run)."""
+    from torchvision.transforms import Compose
+
+    steps = list(getattr(backbone.preprocess, "transforms", None) or [])
+    cut = next((i for i, step in enumerate(steps) if type(step).__name__.endswith("ToTensor")), None)
+    if not isinstance(backbone.preprocess, Compose) or not cut:
+        return None
+    geometry, finish = Compose(steps[:cut]), Compose(steps[cut:])
+    return InputSteps(geometry, finish, f"{geometry!r}|{finish!r}")
+
+
 def images_to_tensor(backbone: Backbone, images: Sequence[Any]) -> torch.Tensor:
     """Preprocess PIL images (or take already prepared tensors) into one batch on the device."""
     batch = torch.stack([x if isinstance(x, torch.Tensor) else backbone.preprocess(x) for x in images])

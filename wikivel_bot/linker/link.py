@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, replace
-from typing import AbstractSet, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from wikivel_bot.config import LinkerSettings, SafetySettings
 from wikivel_bot.core.labelset import LabelSetView
@@ -26,6 +26,9 @@ from wikivel_bot.linker.images import MAX_PIXELS, decode_image
 from wikivel_bot.linker.prefetch import prefetched_batches
 from wikivel_bot.linker.texts import file_text
 from wikivel_bot.types import Candidate, MediaFile
+
+if TYPE_CHECKING:
+    from wikivel_bot.linker.encoders import InputSteps
 
 # The linker returns more than top_k so that rule-based drops (depicted ancestors, rejected
 # pairs, a suppressed ancestor per kept item) still leave top_k to propose.
@@ -91,6 +94,7 @@ def link_files(
     rules: RankingRules,
     rejected: Optional[Mapping[int, AbstractSet[str]]] = None,
     max_pixels: int = MAX_PIXELS,
+    finish: Optional[Callable[[Any], Any]] = None,
 ) -> List[LinkOutcome]:
     """Link files to items of the linker's label set.
 
@@ -100,6 +104,9 @@ def link_files(
     :param rules: thresholds, margin, blocklist, top_k (see :func:`rules_from_settings`).
     :param rejected: QIDs reviewers rejected, per file page id.
     :param max_pixels: decompression bomb guard for the thumbnails.
+    :param finish: turns a decoded image into the linker's query image (default: the
+        linker's ``prepare_image``); the backfill passes :func:`model_input_steps`' ``finish``
+        with images its CPU stage already resized and cropped.
     :returns: one :class:`Linked` or :class:`LinkFailed` per input, in input order.
     :raises LinkerError: no label set attached, or the model itself failed (not per file).
     """
@@ -113,7 +120,7 @@ def link_files(
     min_side = model_side(linker)
     # CLIP linkers also preprocess in the decode threads (their queries then carry the
     # model's input tensor instead of the PIL image).
-    finish: Callable[[Any], Any] = getattr(linker, "prepare_image", None) or (lambda image: image)
+    finish = finish or getattr(linker, "prepare_image", None) or (lambda image: image)
 
     def prepare(pair: Tuple[MediaFile, Any]) -> Any:
         # Bytes are decoded here; the backfill decodes in its own CPU stage (with
@@ -247,6 +254,15 @@ def _fetch_k(
 
 def _seed(media: MediaFile) -> int:
     return media.page_id or zlib.crc32(media.title.encode("utf-8"))
+
+
+def model_input_steps(linker: Linker) -> Optional["InputSteps"]:
+    """The model's preprocessing in two steps (see ``encoders.input_steps``); None for
+    linkers without an image backbone."""
+    from wikivel_bot.linker.encoders import input_steps  # torch: only where a model runs
+
+    backbone = getattr(linker, "backbone", None)
+    return input_steps(backbone) if backbone is not None else None
 
 
 def model_side(linker: Linker) -> Optional[int]:

@@ -5,7 +5,7 @@ A backfill run has a stable worker name (``backfill:<run name>``). A claim succe
 that nobody holds or whose lease expired. A run starts by giving back the rows its own name
 still holds (:func:`held_by`, then ``Store.release_files``): that is what lets a run killed
 with -9 be started again at once, instead of waiting for its leases (``db.claim_lease_s``). State changes still go
-through :class:`~wikivel_bot.queue.store.Store` (``mark_fetched``, ``save_candidates`` …), so
+through :class:`~wikivel_bot.queue.store.Store` (``settle_files``: a block of ``mark_*`` and ``save_candidates`` moves in one transaction), so
 the same state checks apply as for the daemon.
 """
 
