@@ -242,7 +242,7 @@ def test_an_actor_whose_preprocessing_differs_from_the_drivers_refuses_to_start(
 
     settings = backfill_settings(wiki, tmp_path, labels)
     _, side, steps = _linker_identity(settings)
-    assert steps is not None and "Resize" in steps.fingerprint and "Normalize" in steps.fingerprint
+    assert steps is not None and "resize" in steps.fingerprint and "mean" in steps.fingerprint
     assert LinkStage(settings, steps.fingerprint).finish is not None  # the driver's own: fine
     with pytest.raises(LinkerError, match="preprocessing on this node differs"):
         LinkStage(settings, steps.fingerprint.replace("bicubic", "bilinear"))

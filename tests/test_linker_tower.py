@@ -93,6 +93,26 @@ def test_exported_tower_gives_the_full_models_suggestions(tmp_path, precision):
     assert second.backbone._full is None, "the full model was built although only images were encoded"
 
 
+def test_the_full_model_and_its_exported_tower_cut_preprocessing_alike(tmp_path):
+    """A backfill's driver may hold the full model (it exports the tower) while its actors load
+    the tower: both must give the same preprocessing steps, or the actors refuse to start."""
+    from wikivel_bot.linker.link import model_input_steps
+
+    settings = tiny_settings(cache_dir=str(tmp_path))
+    full = create_linker("zero-shot", settings)
+    full.attach(LABELS, str(tmp_path))
+    fast = create_linker("zero-shot", settings)
+    assert isinstance(fast.backbone, ExportedBackbone) and not isinstance(full.backbone, ExportedBackbone)
+    full_steps, fast_steps = model_input_steps(full), model_input_steps(fast)
+    assert full_steps is not None and fast_steps is not None
+    assert full_steps.fingerprint == fast_steps.fingerprint
+    for image in sample_images(full.backbone.image_size):
+        want = full.backbone.preprocess(image)
+        assert torch.equal(full_steps.finish(full_steps.geometry(image)), want)
+        assert torch.equal(fast_steps.finish(fast_steps.geometry(image)), want)
+    assert fast.backbone._full is None
+
+
 @pytest.mark.parametrize("name", ["naive-mlp", "naive-te"])
 def test_naive_heads_from_a_checkpoint_run_on_the_exported_tower(tmp_path, name):
     spec = get_spec(name)

@@ -263,16 +263,22 @@ class InputSteps:
 
 
 def input_steps(backbone: Backbone) -> Optional[InputSteps]:
-    """:class:`InputSteps` of the backbone's transform; None when it is not a torchvision
-    ``Compose`` with a to-tensor step (then only the whole transform can run)."""
-    from torchvision.transforms import Compose
+    """:class:`InputSteps` of the backbone's preprocessing; None when it is not one that
+    ``imageprep`` reproduces exactly (then only the whole transform can run).
 
-    steps = list(getattr(backbone.preprocess, "transforms", None) or [])
-    cut = next((i for i, step in enumerate(steps) if type(step).__name__.endswith("ToTensor")), None)
-    if not isinstance(backbone.preprocess, Compose) or not cut:
-        return None
-    geometry, finish = Compose(steps[:cut]), Compose(steps[cut:])
-    return InputSteps(geometry, finish, f"{geometry!r}|{finish!r}")
+    The steps come from :class:`~wikivel_bot.linker.imageprep.ImagePrep` whether the backbone
+    is the full open_clip model (its torchvision transform, read and checked bit for bit) or
+    an exported tower (which carries its ImagePrep), so both give the same fingerprint: a
+    backfill's driver and its actors may hold either.
+    """
+    from wikivel_bot.linker.imageprep import ImagePrep, from_transform, same_output, sample_images
+
+    prep = backbone.preprocess
+    if not isinstance(prep, ImagePrep):
+        prep, _ = from_transform(backbone.preprocess)
+        if prep is None or not same_output(prep, backbone.preprocess, sample_images(backbone.image_size)):
+            return None
+    return InputSteps(prep.geometry, prep.finish, repr(prep.to_dict()))
 
 
 def images_to_tensor(backbone: Backbone, images: Sequence[Any]) -> torch.Tensor:

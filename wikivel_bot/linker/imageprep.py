@@ -46,6 +46,10 @@ class ImagePrep:
     std: Tuple[float, ...]
 
     def __call__(self, image: Any) -> torch.Tensor:
+        return self.finish(self.geometry(image))
+
+    def geometry(self, image: Any) -> Any:
+        """PIL -> PIL at the model's input size: resize, centre crop, RGB (the costly part)."""
         image = self._resized(image)
         if self.crop:
             height, width = self.crop
@@ -54,6 +58,10 @@ class ImagePrep:
             image = image.crop((left, top, left + width, top + height))
         if image.mode != "RGB":
             image = image.convert("RGB")
+        return image
+
+    def finish(self, image: Any) -> torch.Tensor:
+        """An RGB PIL image from :meth:`geometry` -> the (3, H, W) tensor, normalised."""
         pixels = torch.from_numpy(np.array(image, np.uint8, copy=True))
         tensor = pixels.view(image.size[1], image.size[0], 3).permute((2, 0, 1)).contiguous()
         tensor = tensor.to(dtype=torch.get_default_dtype()).div(255)
