@@ -230,6 +230,11 @@ class CascadeLinker:
     def query_text_fields(self) -> Tuple[str, ...]:
         return ("title", "description", "categories")
 
+    def prepare_image(self, image: Any) -> torch.Tensor:
+        """The model input for a decoded query image, made in ``link_files``' decode threads
+        as for the first stage alone (same backbone, same preprocessing)."""
+        return self.first.prepare_image(image)
+
     def query_text(self, media: MediaFile) -> str:
         """The file text this linker reads (see ``cascade_text``); ``link_files`` uses it."""
         return media_text(media)
