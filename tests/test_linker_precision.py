@@ -140,6 +140,20 @@ def test_bf16_weights_and_int8_layers_are_really_in_place():
     assert quantized, "no linear layer was quantized"
 
 
+def test_text_tower_runs_sequence_first_with_the_same_embeddings():
+    """The fast path's sequence-first text stack computes what open_clip's batch-first one does."""
+    from wikivel_bot.linker.encoders import encode_texts, load_backbone
+
+    settings = tiny_settings(precision="fp32")
+    linker = create_linker("fusion", settings)  # fusion reads file text: the full model
+    transformer = linker.backbone.model.transformer
+    assert transformer.batch_first is False and all(not b.attn.batch_first for b in transformer.resblocks)
+    plain = load_backbone(settings.model, weights="random", device="cpu")
+    assert plain.model.transformer.batch_first is True
+    texts = ["a red cat on a wall", "", "Category:Buildings in 2024", "x " * 40]
+    assert torch.allclose(encode_texts(linker.backbone, texts), encode_texts(plain, texts), atol=1e-5)
+
+
 def test_the_cuda_branch_keeps_fp32_weights_under_autocast():
     from wikivel_bot.linker.encoders import image_batch_size, IMAGE_BATCH_CUDA
     from wikivel_bot.linker.fastpath import apply_precision

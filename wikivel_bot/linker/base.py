@@ -6,7 +6,7 @@ Kept free of torch so the baselines, the registry and ``wikivel-bot linkers`` wo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from wikivel_bot.core.labelset import LabelSetView
 
@@ -23,12 +23,17 @@ class Query:
     :param image: the decoded RGB thumbnail (a ``PIL.Image.Image``).
     :param text: the file's own text (description, categories) for linkers that read it.
     :param seed: per-file seed for linkers that sample (reruns give the same answer).
+    :param cache: what a model computed from this file (its image embedding, by backbone), so
+        a second model over the same backbone — the verifier beside a linker, the cascade's
+        pair model after its first stage — does not compute it again. ``replace(query,
+        text=...)`` keeps the same cache (see ``encoders.query_rows``).
     """
 
     key: str
     image: Any
     text: str = ""
     seed: int = 0
+    cache: Dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ from wikivel_bot.linker import cascade_checkpoint as cckpt
 from wikivel_bot.linker import checkpoint as ckpt
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
 from wikivel_bot.linker.cascade_text import media_text
-from wikivel_bot.linker.clip import RANDOM_WARNING, ClipLinker, backbone_info
-from wikivel_bot.linker.encoders import Backbone, encode_images, encode_tokens, load_backbone
+from wikivel_bot.linker.clip import RANDOM_WARNING, ClipLinker, backbone_info, load_inference_backbone
+from wikivel_bot.linker.encoders import Backbone, encode_images, encode_tokens, query_images, query_rows
 from wikivel_bot.linker.heads import build_heads
 from wikivel_bot.linker.images import decode_image
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
@@ -50,6 +50,11 @@ from wikivel_bot.types import MediaFile
 log = logging.getLogger(__name__)
 
 FIRST_STAGES = ("naive", "zero-shot", "fusion")
+# Backbone precisions the pair model runs on: its calibration was fitted on fp32 embeddings,
+# and bf16 moves the probabilities far less than a threshold cares about
+# (tests/test_cascade_learning.py measures it); int8's quantised layers move them more.
+PAIR_PRECISIONS = ("fp32", "bf16")
+INT8_REASON = "the pair model was fitted on fp32 embeddings and int8 moves them more than its calibration allows"
 ITEM_BLOCK = 65_536
 
 
@@ -141,8 +146,8 @@ def build_cascade_linker(
         raise LinkerError(f"cascade.candidates must be ≥ 1 and cascade.text_tokens ≥ 2 "
                           f"(got {cascade.candidates} and {cascade.text_tokens})")
     if backbone is None:
-        backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
-                                 settings.threads)
+        # The precision a first stage of these settings runs in (bf16 where ``auto`` picks it).
+        backbone = load_inference_backbone(settings, PAIR_PRECISIONS, INT8_REASON)
     info = backbone_info(backbone)
     warnings: List[str] = [RANDOM_WARNING] if backbone.random_weights else []
     checkpoint = None
@@ -225,6 +230,11 @@ class CascadeLinker:
     def query_text_fields(self) -> Tuple[str, ...]:
         return ("title", "description", "categories")
 
+    def prepare_image(self, image: Any) -> torch.Tensor:
+        """The model input for a decoded query image, made in ``link_files``' decode threads
+        as for the first stage alone (same backbone, same preprocessing)."""
+        return self.first.prepare_image(image)
+
     def query_text(self, media: MediaFile) -> str:
         """The file text this linker reads (see ``cascade_text``); ``link_files`` uses it."""
         return media_text(media)
@@ -237,7 +247,9 @@ class CascadeLinker:
         n = len(label_set.qids)
         dim = self.backbone.embed_dim
         base = {"format": INDEX_FORMAT, "model": self.backbone.model_name, "model_config": self.backbone.config_digest,
-                "weights": self.backbone.weights, "labelset": label_set.content_hash, "items": n}
+                "weights": self.backbone.weights, "labelset": label_set.content_hash, "items": n,
+                # Like the first stage's index: reused only by the precision that built it.
+                "precision": self.backbone.precision}
         texts = load_or_build(cache_dir, "cascade-item-text", {**base, "part": "item-text", "template": self.spec.item_text},
                               n, dim, lambda out: self._encode_item_texts(label_set, out))
         loader_id = str(getattr(self.item_image_loader, "cache_id", None) or "none") if self.item_image_loader else "none"
@@ -338,8 +350,12 @@ class CascadeLinker:
         """(image, file text, text present, first-stage query) embeddings of ``queries``."""
         if self._item_text is None or self._label_set is None:
             raise LinkerError(f"linker {self.spec.name}: attach a label set before searching")
-        image = encode_images(self.backbone, [q.image for q in queries], self.settings.batch_size)
-        text, present = encode_file_texts(self.backbone, [q.text for q in queries], self.cascade.text_tokens)
+        # Both come from the queries' caches when the linker this one verifies computed them.
+        image = query_images(self.backbone, queries, self.settings.batch_size)
+        key = ("file-text", id(self.backbone), self.cascade.text_tokens)
+        text = query_rows(queries, key, lambda todo: encode_file_texts(
+            self.backbone, [q.text for q in todo], self.cascade.text_tokens)[0])
+        present = torch.tensor([bool(q.text.strip()) for q in queries], dtype=torch.bool, device=text.device)
         first = first_stage_queries(self.first.spec.architecture, self.first.heads, image, text, present)
         return image, text, present, first
 

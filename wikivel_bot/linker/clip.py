@@ -37,6 +37,7 @@ from wikivel_bot.linker.encoders import (
     load_text_tower_state,
     model_name,
     prepare_image,
+    query_images,
     register_model_file,
     resolve_device,
 )
@@ -117,20 +118,42 @@ def _full_backbone(
 ) -> Backbone:
     """The open_clip backbone, inference-ready: the checkpoint's text tower (if any) in, then
     the precision applied; its image tower exported for later starts when ``key`` is set."""
-    from wikivel_bot.linker.warmstart import load_cached_backbone
-
     if checkpoint is not None and checkpoint.text_encoder:
         # The checkpoint replaces the text tower before the precision applies: no cache.
         backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
         ckpt.check_backbone(checkpoint, spec, backbone_info(backbone))  # before its weights go in
         load_text_tower_state(backbone.model, dict(checkpoint.text_encoder))
+        # After the checkpoint's text tower is in: the precision applies to the final weights.
+        apply_precision(backbone, choice)
     else:
-        backbone = load_cached_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
-                                        settings.threads, settings.cache_dir, choice.precision)
-    # After the checkpoint's text tower is in: the precision applies to the final weights.
-    apply_precision(backbone, choice)
+        backbone = _inference_backbone(settings, choice)
     export_tower(backbone, key, settings.cache_dir)
     return backbone
+
+
+def _inference_backbone(settings: LinkerSettings, choice: precision.PrecisionChoice) -> Backbone:
+    """The (cached, reparameterized) backbone with ``choice`` applied."""
+    from wikivel_bot.linker.warmstart import load_cached_backbone
+
+    backbone = load_cached_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
+                                    settings.threads, settings.cache_dir, choice.precision)
+    return apply_precision(backbone, choice)
+
+
+def load_inference_backbone(settings: LinkerSettings, allowed: Tuple[str, ...] = precision.PRECISIONS[1:],
+                            why: str = "") -> Backbone:
+    """The full backbone in ``linker.precision`` as resolved for this machine (what a clip
+    linker of these settings runs in), for linkers that need the text tower too (the cascade,
+    the verifier).
+
+    :param allowed: precisions the caller's model can take; another resolved one becomes fp32.
+    :param why: the reason shown when it does (e.g. the pair model's calibration).
+    :raises LinkerError: weights, device problems; :raises UsageError: a bad precision setting.
+    """
+    choice = _choose_precision(settings, precision.validate(settings.precision))
+    if choice.precision not in allowed:
+        choice = precision.PrecisionChoice("fp32", choice.requested, f"{choice.precision} not used: {why}")
+    return _inference_backbone(settings, choice)
 
 
 def _tower_key(spec: LinkerSpec, settings: LinkerSettings, choice: precision.PrecisionChoice) -> Optional[dict]:
@@ -337,7 +360,7 @@ class ClipLinker:
     @torch.inference_mode()
     def encode_queries(self, queries: Sequence[Query]) -> torch.Tensor:
         """Normalised query embeddings (len(queries), dim) on the device."""
-        image = encode_images(self.backbone, [q.image for q in queries], self.settings.batch_size)
+        image = query_images(self.backbone, queries, self.settings.batch_size)
         if self.spec.architecture == "naive":
             assert self.heads is not None
             return F.normalize(self.heads.image_head(image), dim=-1)

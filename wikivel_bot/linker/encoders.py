@@ -17,7 +17,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -310,6 +310,29 @@ def encode_images(backbone: Backbone, images: Sequence[Any], batch_size: int = 3
     if not out:
         return torch.zeros((0, backbone.embed_dim), device=backbone.device)
     return torch.cat(out)
+
+
+def query_rows(queries: Sequence[Any], key: Any, compute: Callable[[List[Any]], torch.Tensor]) -> torch.Tensor:
+    """One row per query, computed only for the queries whose ``cache`` lacks ``key``.
+
+    :param queries: ``base.Query`` objects (their ``cache`` dicts keep the rows).
+    :param key: what the row is (e.g. ``("image", id(backbone))``).
+    :param compute: rows (n, d) for a list of queries, in order.
+    """
+    missing = [q for q in queries if key not in q.cache]
+    if missing:
+        for query, row in zip(missing, compute(missing)):
+            query.cache[key] = row
+    return torch.stack([q.cache[key] for q in queries])
+
+
+def query_images(backbone: Backbone, queries: Sequence[Any], batch_size: int = 32) -> torch.Tensor:
+    """:func:`encode_images` of the queries' images, each image encoded once per backbone
+    (a linker and the verifier that shares its backbone get the same rows)."""
+    if not queries:
+        return torch.zeros((0, backbone.embed_dim), device=backbone.device)
+    return query_rows(queries, ("image", id(backbone)),
+                      lambda todo: encode_images(backbone, [q.image for q in todo], batch_size))
 
 
 def token_lengths(tokens: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,9 @@
 * CUDA: bf16 autocast as before (``Backbone.autocast``); the weights stay fp32.
 
 Reparameterizable backbones (MobileCLIP's FastViT / MobileOne blocks) are fused into their
-inference form first, whatever the precision: same function, fewer convolutions.
+inference form first, whatever the precision: same function, fewer convolutions. The text
+tower runs sequence-first (:func:`sequence_first_text`): same function, without a copy of
+every attention weight per text.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def apply_precision(backbone: Backbone, choice: PrecisionChoice) -> Backbone:
     :raises LinkerError: the model cannot be converted (e.g. no quantized engine here).
     """
     reparameterize(backbone)
+    sequence_first_text(backbone)
     backbone.precision = choice.precision
     backbone.precision_reason = choice.reason
     if backbone.on_cuda or choice.precision == "fp32":
@@ -92,6 +95,28 @@ def select_quantized_engine() -> None:
     if engine is None:
         raise LinkerError("linker.precision int8: this torch build has no quantized CPU engine; use fp32 or bf16")
     torch.backends.quantized.engine = engine
+
+
+def sequence_first_text(backbone: Backbone) -> None:
+    """Run open_clip's text transformer in (length, batch, width) layout.
+
+    Its causal mask is a float mask, so ``nn.MultiheadAttention`` always takes torch's slow
+    path, which transposes batch-first input to sequence-first; ``F.linear`` on that
+    non-contiguous view falls back to a batched matmul that copies the packed input
+    projection once per text (three quarters of the text tower's CPU time at bf16 with ViT-B-32:
+    37 → 8 ms per 32-token text in one measurement). Sequence-first from the start, the
+    projections are plain matrix products. Same function (bit-identical at fp32); the image
+    tower keeps batch-first, where the mask-free attention takes the fused fast path.
+    """
+    transformer: Any = getattr(backbone.model, "transformer", None)
+    blocks = list(getattr(transformer, "resblocks", None) or [])
+    if not blocks or not getattr(transformer, "batch_first", False):
+        return
+    if not all(isinstance(getattr(b, "attn", None), torch.nn.MultiheadAttention) for b in blocks):
+        return  # custom attention blocks (they require batch-first)
+    transformer.batch_first = False
+    for block in blocks:
+        block.attn.batch_first = False
 
 
 def reparameterize(backbone: Backbone) -> None:

@@ -27,12 +27,6 @@ from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, Linker, LinkerDescription, Query
 from wikivel_bot.types import MediaFile
 
-# Backbone precisions the verifier shares with its linker. bf16 moves the calibrated
-# probabilities by far less than their rounding to 4 places matters for a threshold
-# (tests/test_cascade_learning.py checks it); int8 is not shared.
-SHARED_PRECISIONS = ("fp32", "bf16")
-
-
 class VerifiedLinker:
     """A linker with a verifier: everything is the linker's, plus :meth:`probabilities`.
 
@@ -74,7 +68,9 @@ class VerifiedLinker:
         """
         label_set = self.verifier.label_set
         calibration = self.verifier.checkpoint.calibration
-        own = [Query(q.key, q.image, self.verifier.query_text(m), q.seed) for q, m in zip(queries, medias)]
+        # ``replace`` keeps each query's cache: the linker's image embedding is reused when the
+        # backbone is shared.
+        own = [replace(q, text=self.verifier.query_text(m)) for q, m in zip(queries, medias)]
         positions = [[label_set.index_of(qid) for qid in row] for row in qids]
         logits = self.verifier.verify(own, [[p for p in row if p is not None] for row in positions])
         out = []
@@ -119,8 +115,10 @@ def load_verifier(path: str, settings: LinkerSettings, *, inner: Optional[Linker
 
 def _shared_backbone(inner: Optional[Linker]) -> Any:
     """The linker's backbone when the verifier can use it as is (else None: it loads its own)."""
+    from wikivel_bot.linker.cascade import PAIR_PRECISIONS
+
     backbone = getattr(inner, "backbone", None)
-    if backbone is None or getattr(backbone, "precision", "fp32") not in SHARED_PRECISIONS:
+    if backbone is None or getattr(backbone, "precision", "fp32") not in PAIR_PRECISIONS:
         return None
     checkpoint = getattr(inner, "checkpoint", None)
     if getattr(checkpoint, "text_encoder", None):

@@ -53,7 +53,7 @@ def _media(dataset: Any, row: int) -> Any:
 def compare_cascade(
     cascade_checkpoint: Path, data: Path, *, naive: Optional[Path] = None, fusion: Optional[Path] = None,
     split: str = "test", weights: str = "", device: str = "cpu", cache_dir: str = "cache",
-    cascade: Optional[CascadeSettings] = None, limit: Optional[int] = None,
+    cascade: Optional[CascadeSettings] = None, limit: Optional[int] = None, precision: str = "auto",
 ) -> CascadeComparison:
     """Score zero-shot, naive-mlp, fusion (when given) and the cascade on ``split``.
 
@@ -61,6 +61,7 @@ def compare_cascade(
     :param data: the dataset directory.
     :param naive: a naive-mlp checkpoint (default: the first stage embedded in the cascade checkpoint).
     :param fusion: a fusion checkpoint (its row is left out when None).
+    :param precision: ``linker.precision`` of every model (``auto``: what the bot would run).
     :raises UsageError: no file of the split has an image.
     """
     from wikivel_bot.linker import create_linker
@@ -75,7 +76,7 @@ def compare_cascade(
     info = checkpoint.open_clip
     settings = LinkerSettings(name="cascade", model=str(info["model"]), pretrained=str(info.get("pretrained", "")),
                               weights="random" if info.get("random_weights") else weights, device=device,
-                              cache_dir=cache_dir, batch_size=64)
+                              cache_dir=cache_dir, batch_size=64, precision=precision)
     dataset = load_dataset(Path(data))
     label_set = open_labels(dataset)
     store = image_store(dataset)
