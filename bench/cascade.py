@@ -1,12 +1,15 @@
 """The cascade's cost beside its first stage, per image on CPU (issue budget: at most +30 %).
 
     .venv/bin/python bench/cascade.py [--threads 2] [--images 48] [--models wikivel-tiny,ViT-B-32]
+                                      [--text-tokens 32[,24,16]]
 
 Runs ``bench/linker.py``'s :func:`bench_cascade` only (random weights: the cost of trained
 ones) and prints a Markdown table for the "Cascade" section of docs/benchmarks.md: median
 process-CPU milliseconds per image of ``link_files`` with naive-mlp alone and with the
 cascade re-ranking naive-mlp's top 50, and the share the re-ranking adds; and naive-mlp with a
-verifier beside it (``linker.verifier``), which scores the 10 kept suggestions.
+verifier beside it (``linker.verifier``), which scores the 10 kept suggestions. With several
+``--text-tokens`` (``cascade.text_tokens``: how much of the file's text the pair model reads),
+one row per length: reading the file's text is most of what the cascade adds.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--images", type=int, default=48)
     parser.add_argument("--models", default="wikivel-tiny,ViT-B-32")
+    parser.add_argument("--text-tokens", default="32", help="file-text tokens, comma-separated lengths")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     tmp = Path(tempfile.mkdtemp(prefix="wikivel-bench-"))
@@ -62,13 +66,14 @@ def main() -> None:
     print(f"CPU: {cpu_flags()}; {os.cpu_count()} CPUs, torch threads {args.threads}, torch {torch.__version__}")
     print(f"command: .venv/bin/python bench/cascade.py {' '.join(sys.argv[1:])}".rstrip())
     print()
-    print("| model | naive-mlp alone, CPU ms/image | cascade K=50, CPU ms/image | added by re-ranking "
-          "| naive-mlp + verifier, CPU ms/image | added by the verifier |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| model | file-text tokens | naive-mlp alone, CPU ms/image | cascade K=50, CPU ms/image "
+          "| added by re-ranking | naive-mlp + verifier, CPU ms/image | added by the verifier |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for model in args.models.split(","):
-        alone, cascade, verified = bench_cascade(model, images, args.threads, str(tmp / "cache"))
-        print(f"| {model} | {1000 * alone:.1f} | {1000 * cascade:.1f} | {100 * (cascade / alone - 1):+.0f} % "
-              f"| {1000 * verified:.1f} | {100 * (verified / alone - 1):+.0f} % |")
+        for tokens in (int(t) for t in args.text_tokens.split(",")):
+            alone, cascade, verified = bench_cascade(model, images, args.threads, str(tmp / "cache"), text_tokens=tokens)
+            print(f"| {model} | {tokens} | {1000 * alone:.1f} | {1000 * cascade:.1f} | {100 * (cascade / alone - 1):+.0f} % "
+                  f"| {1000 * verified:.1f} | {100 * (verified / alone - 1):+.0f} % |", flush=True)
     print(f"\nload average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -238,7 +238,8 @@ def bench_search(items: int, dim: int, tmp: Path, queries: int = 32, k: int = 10
     return rates(queries, ours_s), rates(reference_queries, ref_s)
 
 
-def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rounds: int = 5) -> Tuple[float, float, float]:
+def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rounds: int = 5,
+                  text_tokens: int = 32) -> Tuple[float, float, float]:
     """Median process-CPU seconds per image of (naive-mlp alone, the cascade re-ranking its top 50,
     naive-mlp with a verifier beside it: ``linker.verifier``).
 
@@ -261,12 +262,12 @@ def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rou
     labels = SyntheticLabels(SMALL_ITEMS)
     settings = LinkerSettings(model=model, pretrained="", weights="random", device="cpu", threads=threads, batch_size=32)
     first = create_linker("naive-mlp", settings)
-    cascade = create_linker("cascade", settings, cascade=CascadeSettings(candidates=50))
+    cascade = create_linker("cascade", settings, cascade=CascadeSettings(candidates=50, text_tokens=text_tokens))
     assert isinstance(first, ClipLinker) and isinstance(cascade, CascadeLinker)
     verifier = save_cascade_checkpoint(
-        Path(cache) / f"verifier-{model}.pt", spec=cascade.spec.as_dict(), pair=cascade.pair,
+        Path(cache) / f"verifier-{model}-{text_tokens}.pt", spec=cascade.spec.as_dict(), pair=cascade.pair,
         pair_args=DEFAULT_PAIR_ARGS, backbone=backbone_info(cascade.backbone), labelset_hash=labels.content_hash,
-        first_stage_linker="naive-mlp", first_stage=None, candidates=50, text_tokens=32,
+        first_stage_linker="naive-mlp", first_stage=None, candidates=50, text_tokens=text_tokens,
         calibration=Calibration("platt", a=1.0, b=0.0))
     verified = create_linker("naive-mlp", dataclasses.replace(settings, verifier=str(verifier)))
     vectors = random_index(SMALL_ITEMS, first.backbone.embed_dim)
