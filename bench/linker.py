@@ -155,18 +155,14 @@ def random_index(n: int, dim: int, seed: int = 0) -> np.ndarray:
 
 def bench_images(model: str, images: List[bytes], threads: int, cache: str) -> Tuple[Rate, Rate]:
     """(ours images/s, reference images/s) for decode + encode + search over 18,522 items."""
-    labels = SyntheticLabels(SMALL_ITEMS)
-    settings = LinkerSettings(model=model, pretrained="", weights="random", device="cpu", threads=threads, batch_size=32)
-    linker = create_linker("zero-shot", settings)
-    assert isinstance(linker, ClipLinker)
-    dim = linker.backbone.embed_dim
-    vectors = random_index(SMALL_ITEMS, dim)
-    original = ClipLinker._encode_items
-    ClipLinker._encode_items = lambda self, label_set, out, progress: out.__setitem__(slice(None), vectors)  # type: ignore[method-assign]
-    try:
-        linker.attach(labels, cache)
-    finally:
-        ClipLinker._encode_items = original  # type: ignore[method-assign]
+    import open_clip
+
+    from bench.linker_precision import zero_shot
+
+    vectors = random_index(SMALL_ITEMS, int(open_clip.get_model_config(model)["embed_dim"]))
+    # fp32 like the plain loop it is compared with (the precision table compares precisions);
+    # under ``auto`` the loop would feed fp32 pixels to bf16 weights on a bf16-capable CPU.
+    linker = zero_shot(model, "fp32", threads, cache, SyntheticLabels(SMALL_ITEMS), vectors)
     files = [(MediaFile(page_id=i + 1, title=f"File:Bench {i}.jpg"), data) for i, data in enumerate(images)]
     rules = RankingRules(top_k=10)
     link_files(linker, files[:8], rules=rules)  # warm-up

@@ -315,15 +315,7 @@ def train(obj: CliContext, linker_name: str, data_dir: Path, out_dir: Optional[P
         weights=linker.weights if weights is None else weights, device=device or linker.device,
         threads=linker.threads if threads is None else threads, progress=_show(progress), **options,
     )
-    result = run_training(config)
-    position = result.position
-    for note in result.notes:
-        click.echo(f"note: {note}")
-    click.echo(f"stopped: {position.stopped} after {position.step} steps ({position.epoch} epochs) in {result.seconds:.1f} s")
-    if result.best is not None:
-        shown = ", ".join(f"{k} {v:.4f}" for k, v in result.best_metrics.items())
-        click.echo(f"best: {result.best} (step {position.best_step}; {shown})")
-    click.echo(f"last: {result.last}")
+    _print_result(run_training(config))
 
 
 def _train_cascade(obj: CliContext, data_dir: Path, out_dir: Optional[Path], labels_dir: Optional[Path],
@@ -349,7 +341,11 @@ def _train_cascade(obj: CliContext, data_dir: Path, out_dir: Optional[Path], lab
         calibration=calibration, select=select, patience=options["patience"], seed=options["seed"],
         max_steps=options["max_steps"], resume=options["resume"], progress=_show(progress),
     )
-    result = train_cascade(config)
+    _print_result(train_cascade(config))
+
+
+def _print_result(result: Any) -> None:
+    """How a training run ended, for ``train`` of any variant (a ``state.TrainResult``)."""
     position = result.position
     for note in result.notes:
         click.echo(f"note: {note}")

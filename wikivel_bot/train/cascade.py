@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -37,7 +37,18 @@ from wikivel_bot.core.verification import METHODS, fit_calibration, verification
 from wikivel_bot.errors import UsageError
 from wikivel_bot.train.cascade_data import CascadeData, prepare_cascade
 from wikivel_bot.train.epochs import run_epochs
-from wikivel_bot.train.state import Position, load_state, position_of, record_pass, restore_rng, save_state
+from wikivel_bot.train.state import (
+    BEST,
+    LAST,
+    Position,
+    TrainResult,
+    load_state,
+    position_of,
+    record_pass,
+    restore_rng,
+    run_result,
+    save_state,
+)
 from wikivel_bot.train.validate import higher_is_better
 
 LOSSES = ("triplet", "contrastive")
@@ -86,19 +97,6 @@ class CascadeTrainConfig:
     progress: bool = False
 
 
-@dataclass
-class CascadeTrainResult:
-    """What a run produced."""
-
-    out: Path
-    best: Optional[Path]
-    last: Path
-    position: Position
-    best_metrics: Dict[str, float] = field(default_factory=dict)
-    notes: List[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-
 def check_config(config: CascadeTrainConfig) -> None:
     """:raises UsageError: naming the bad option."""
     if config.loss not in LOSSES:
@@ -134,7 +132,7 @@ def cascade_loss(kind: str, logits: torch.Tensor, scores: torch.Tensor, targets:
     return (hinge.sum(dim=1) / targets.float().sum(dim=1)).mean()
 
 
-def train_cascade(config: CascadeTrainConfig) -> CascadeTrainResult:
+def train_cascade(config: CascadeTrainConfig) -> TrainResult:
     """Run (or resume) a cascade training run; see the module docstring."""
     from wikivel_bot.linker.cascade_checkpoint import save_cascade_checkpoint
     from wikivel_bot.linker.pair import build_pair_model, pair_args
@@ -159,7 +157,7 @@ def train_cascade(config: CascadeTrainConfig) -> CascadeTrainResult:
         position = position_of(saved)
         restore_rng(saved)
         if position.stopped == "early_stopping" or (position.stopped == "epochs" and position.epoch >= config.epochs):
-            return _result(out, position, data, config, started)
+            return run_result(out, position, config.select, data.notes, started)
         position.stopped = ""
     log = (out / "metrics.jsonl").open("a", encoding="utf-8")
     train_files = data.train_files
@@ -199,8 +197,8 @@ def train_cascade(config: CascadeTrainConfig) -> CascadeTrainResult:
         if record_pass(position, value, higher_is_better(config.select), config.patience):
             calibration = fit_calibration(logits, labels, config.calibration)
             verification = verification_metrics([calibration.probability(z) for z in logits], labels)
-            checkpoint(out / "best.pt", metrics, calibration, verification)
-        checkpoint(out / "last.pt", metrics)
+            checkpoint(out / BEST, metrics, calibration, verification)
+        checkpoint(out / LAST, metrics)
         save_state(out, config=plain, position=position,
                    variant_state={f"pair.{k}": v for k, v in pair.state_dict().items()},
                    optimizer=optimizer, logit_scale=torch.zeros(()))
@@ -212,12 +210,12 @@ def train_cascade(config: CascadeTrainConfig) -> CascadeTrainResult:
                    after_batch=after_batch, after_epoch=after_epoch, progress=config.progress)
     finally:
         log.close()
-    if not (out / "last.pt").exists() or position.stopped in ("max_steps", "interrupted"):
-        checkpoint(out / "last.pt", position.history[-1] if position.history else {})
+    if not (out / LAST).exists() or position.stopped in ("max_steps", "interrupted"):
+        checkpoint(out / LAST, position.history[-1] if position.history else {})
         save_state(out, config=plain, position=position,
                    variant_state={f"pair.{k}": v for k, v in pair.state_dict().items()},
                    optimizer=optimizer, logit_scale=torch.zeros(()))
-    return _result(out, position, data, config, started)
+    return run_result(out, position, config.select, data.notes, started)
 
 
 @torch.no_grad()
@@ -247,11 +245,3 @@ def evaluate_lists(pair: Any, data: CascadeData, files: np.ndarray) -> Tuple[Dic
         pair.train(was)
 
 
-def _result(out: Path, position: Position, data: CascadeData, config: CascadeTrainConfig,
-            started: float) -> CascadeTrainResult:
-    best = out / "best.pt"
-    best_metrics: Dict[str, float] = {}
-    if position.history and position.best is not None:
-        best_metrics = next((m for m in position.history if m.get(config.select) == position.best), {})
-    return CascadeTrainResult(out=out, best=best if best.exists() else None, last=out / "last.pt", position=position,
-                              best_metrics=best_metrics, notes=data.notes, seconds=time.perf_counter() - started)

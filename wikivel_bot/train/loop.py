@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
 import torch
@@ -31,18 +31,20 @@ from wikivel_bot.train.epochs import run_epochs
 from wikivel_bot.train.losses import LOSSES, batch_loss
 from wikivel_bot.train.setup import Prepared, prepare
 from wikivel_bot.train.state import (
+    BEST,
+    LAST,
     Position,
+    TrainResult,
     load_state,
     position_of,
     record_pass,
     restore_rng,
+    run_result,
     save_state,
 )
 from wikivel_bot.train.validate import VAL_METRICS, higher_is_better, validate
 
 METRICS_LOG = "metrics.jsonl"
-BEST = "best.pt"
-LAST = "last.pt"
 
 
 @dataclass
@@ -109,19 +111,6 @@ class TrainConfig:
     progress: bool = False
 
 
-@dataclass
-class TrainResult:
-    """What a run produced."""
-
-    out: Path
-    best: Optional[Path]
-    last: Path
-    position: Position
-    best_metrics: Dict[str, float] = field(default_factory=dict)
-    notes: List[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-
 def check_config(config: TrainConfig) -> None:
     """Refuse impossible settings before anything is loaded.
 
@@ -171,7 +160,7 @@ def train(config: TrainConfig) -> TrainResult:
         position = position_of(saved)
         restore_rng(saved)
         if position.stopped == "early_stopping" or (position.stopped == "epochs" and position.epoch >= config.epochs):
-            return _result(out, position, prepared, started)
+            return run_result(out, position, prepared.select, prepared.notes, started)
         position.stopped = ""
         _truncate_log(out / METRICS_LOG, position.step)
     log = (out / METRICS_LOG).open("a", encoding="utf-8")
@@ -229,7 +218,7 @@ def train(config: TrainConfig) -> TrainResult:
                    after_batch=after_batch, progress=config.progress)
     finally:
         log.close()
-    return _result(out, position, prepared, started, persist())
+    return run_result(out, position, prepared.select, prepared.notes, started, persist())
 
 
 def _truncate_log(path: Path, step: int) -> None:
@@ -272,13 +261,3 @@ def _extra(config: TrainConfig, prepared: Prepared, position: Position, metrics:
         "open_clip_config": prepared.open_clip_config,
         "device": str(prepared.device),
     }
-
-
-def _result(out: Path, position: Position, prepared: Prepared, started: float,
-            last: Optional[Path] = None) -> TrainResult:
-    best = out / BEST
-    best_metrics: Dict[str, float] = {}
-    if position.history and position.best is not None:
-        best_metrics = next((m for m in position.history if m.get(prepared.select) == position.best), {})
-    return TrainResult(out=out, best=best if best.exists() else None, last=last or out / LAST, position=position,
-                       best_metrics=best_metrics, notes=prepared.notes, seconds=time.perf_counter() - started)

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import torch
 
 from wikivel_bot.errors import UsageError
 
+# The checkpoints every run writes: the best validation pass, and the latest position.
+BEST = "best.pt"
+LAST = "last.pt"
 STATE = "train-state.pt"
 STATE_FORMAT = "wikivel-train-state"
 # Settings that may change between an interrupted run and its resumption (how long to go
@@ -48,6 +52,34 @@ class Position:
     bad_passes: int = 0
     stopped: str = ""
     history: list = field(default_factory=list)
+
+
+@dataclass
+class TrainResult:
+    """What a run produced (the heads' ``train`` and the cascade's alike)."""
+
+    out: Path
+    best: Optional[Path]
+    last: Path
+    position: Position
+    best_metrics: Dict[str, float] = field(default_factory=dict)
+    notes: List[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def run_result(out: Path, position: Position, select: str, notes: List[str], started: float,
+               last: Optional[Path] = None) -> TrainResult:
+    """The :class:`TrainResult` of a run in ``out`` that watched ``select``; its best pass's
+    metrics are the history entry holding the best value.
+
+    :param started: ``time.perf_counter()`` at the run's start.
+    """
+    best = out / BEST
+    best_metrics: Dict[str, float] = {}
+    if position.history and position.best is not None:
+        best_metrics = next((m for m in position.history if m.get(select) == position.best), {})
+    return TrainResult(out=out, best=best if best.exists() else None, last=last or out / LAST, position=position,
+                       best_metrics=best_metrics, notes=notes, seconds=time.perf_counter() - started)
 
 
 def improved(value: float, best: Optional[float], higher: bool) -> bool:
