@@ -4,8 +4,6 @@ rejected pairs, relinking, the dump source, title lists and the download budget'
 from __future__ import annotations
 
 import asyncio
-import bz2
-import gzip
 import time
 from pathlib import Path
 

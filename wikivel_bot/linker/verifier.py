@@ -27,6 +27,7 @@ from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, Linker, LinkerDescription, Query
 from wikivel_bot.types import MediaFile
 
+
 class VerifiedLinker:
     """A linker with a verifier: everything is the linker's, plus :meth:`probabilities`.
 
