@@ -65,7 +65,16 @@ def test_verifier_is_calibrated_on_held_out_files(trained):
     assert v["pairs"] >= 100 * 20  # every candidate of every test file
     assert v["ece"] < 0.05 and v["top5_ece"] < 0.15
     assert v["roc_auc"] > 0.7
-    assert 0.0 < v["f1"] <= 1.0 and v["accuracy"] > v["base_rate"]
+    # At P >= 0.5 a calibrated verifier is at least as accurate as always answering "no match"
+    # (the majority answer here). Whether any pair reaches 0.5 at all depends on the CPU's
+    # arithmetic during training (some did on an AMX CPU, none on an AVX2-only one, with the
+    # same seed), so F1 is checked for consistency with precision and recall, not for a value.
+    assert v["accuracy"] >= 1.0 - v["base_rate"] - 0.01
+    if v["precision"] + v["recall"] > 0:
+        assert v["f1"] == pytest.approx(2 * v["precision"] * v["recall"] / (v["precision"] + v["recall"]))
+        assert any(b.count for b in result.bins if b.low >= 0.5)
+    else:
+        assert v["f1"] == 0.0
     assert sum(b.count for b in result.bins) == v["pairs"]
     from wikivel_bot.train.cascade_eval import comparison_markdown
 
@@ -330,6 +339,7 @@ def test_verifier_cli_error_is_one_line(trained, tmp_path):
 
 def test_calibrate_on_probability_for_a_non_cascade_linker(trained, tmp_path):
     from tests.liveeval_support import write_jsonl
+    from wikivel_bot.liveeval.calibrate import pairs, split_results
     from wikivel_bot.liveeval.compare import compare
     from wikivel_bot.liveeval.records import RunInfo
 
@@ -342,9 +352,18 @@ def test_calibrate_on_probability_for_a_non_cascade_linker(trained, tmp_path):
                         probabilities={c.qid: c.probability for c in o.candidates})
                 for (media, _, truth), o in zip(files, outcomes)]
 
-    verified = write_jsonl(tmp_path / "verified.jsonl", results(_settings(root)))
+    found = results(_settings(root))
+    # A precision the probabilities can reach: that of the most probable fifth of the
+    # calibration part's suggestions, less a margin for ties. (With the same seed, how good
+    # the tiny trained verifier gets differs with the CPU's arithmetic: on an AMX CPU some
+    # pairs reached P = 0.5, on an AVX2-only one none did, so a fixed target is luck.)
+    calibration_pairs = sorted(pairs(split_results(found)[0], 0, "probability"), reverse=True)
+    top = calibration_pairs[:max(5, len(calibration_pairs) // 5)]
+    target = round(sum(c for _, c in top) / len(top) - 0.02, 2)
+    assert target > sum(c for _, c in calibration_pairs) / len(calibration_pairs)  # matches rank first
+    verified = write_jsonl(tmp_path / "verified.jsonl", found)
     out = tmp_path / "thresholds.json"
-    done = invoke(["calibrate", str(verified), "--on", "probability", "--target", "0.5", "--min-support", "1",
+    done = invoke(["calibrate", str(verified), "--on", "probability", "--target", str(target), "--min-support", "5",
                    "--out", str(out), "--json"])
     assert done.exit_code == 0, done.output
     import json

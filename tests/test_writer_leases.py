@@ -87,12 +87,16 @@ def test_a_batch_that_outlives_its_lease_keeps_it(wiki, site, queue, clock) -> N
     batch has taken longer than the lease."""
     approve(queue, 10004, "Q146")
     approve(queue, 10046, "Q146")
-    renewed = threading.Event()
+    renewals = threading.Condition()
+    renewed_from = []  # the clock when each finished renewal began
     real_renew = queue.renew_claims
 
     def renew(worker: str) -> int:
+        began = clock.now
         n = real_renew(worker)
-        renewed.set()
+        with renewals:
+            renewed_from.append(began)
+            renewals.notify_all()
         return n
 
     queue.renew_claims = renew  # type: ignore[method-assign]
@@ -100,8 +104,12 @@ def test_a_batch_that_outlives_its_lease_keeps_it(wiki, site, queue, clock) -> N
 
     def a_is_slow() -> None:
         clock.advance(LEASE_S * 0.8)
-        renewed.clear()
-        assert renewed.wait(timeout=60), "the lease keeper never renewed"
+        moved = clock.now
+        # Wait for a renewal that began after the clock moved: one already under way when it
+        # moved renews from the old time, and B would rightly take the claims.
+        with renewals:
+            assert renewals.wait_for(lambda: any(t >= moved for t in renewed_from), timeout=60), \
+                "the lease keeper never renewed"
         clock.advance(LEASE_S * 0.8)  # 1.6 leases after the claim, 0.8 after the renewal
         seen_by_b["claimed"] = queue.claim_approved(5, "B")
 
