@@ -78,6 +78,31 @@ def test_auto_skips_a_precision_that_failed_parity_and_says_why(tmp_path):
     assert prec.read_verdicts(str(tmp_path), prec.check_key("ViT-B-32", "random-seed0", "cpu", OLD)) == {}
 
 
+def test_auto_follows_the_measured_speed_when_the_check_timed_it():
+    """A check that timed the precisions outranks the flags: the fastest that passed wins."""
+    fast_int8 = {"bf16": prec.verdict(1.0, 0.9999, speedup=0.14), "int8": prec.verdict(1.0, 0.9995, speedup=1.37)}
+    # An AVX2-only CPU: the flags say fp32, the measurement says int8 (as measured on an EPYC).
+    choice = prec.choose("auto", "cpu", OLD, fast_int8)
+    assert choice.precision == "int8" and "int8 1.37x" in choice.reason
+    assert "int8 is the fastest that passed parity" in choice.reason
+    # The flags say bf16, but int8 measured faster and passed.
+    assert prec.choose("auto", "cpu", EPYC, fast_int8).precision == "int8"
+    # The fastest failed parity: the next fastest that passed.
+    failed_int8 = {"bf16": prec.verdict(1.0, 0.9999, speedup=2.2), "int8": prec.verdict(0.5, 0.998, speedup=2.5)}
+    choice = prec.choose("auto", "cpu", EPYC, failed_int8)
+    assert choice.precision == "bf16" and "int8 2.50x (failed the parity check: top-10 identical" in choice.reason
+    # Passed but not worth its rounding (< 1.1x), or none passed: fp32.
+    marginal = {"int8": prec.verdict(1.0, 0.9999, speedup=1.05)}
+    assert prec.choose("auto", "cpu", CASCADE_LAKE, marginal).precision == "fp32"
+    assert prec.choose("auto", "cpu", CASCADE_LAKE, marginal).reason.endswith("at >= 1.1x, so fp32")
+    assert prec.choose("auto", "cpu", EPYC, {"bf16": prec.verdict(0.5, 0.99, speedup=3.0)}).precision == "fp32"
+    # Asked for explicitly: as asked. On CUDA: bf16 autocast whatever a CPU check said.
+    assert prec.choose("int8", "cpu", SAPPHIRE, {"bf16": prec.verdict(1.0, 0.9999, speedup=4.0)}).precision == "int8"
+    assert prec.choose("auto", "cuda", OLD, fast_int8).precision == "bf16"
+    # Verdicts recorded before the check timed anything: the flags decide, as before.
+    assert prec.choose("auto", "cpu", EPYC, {"int8": prec.verdict(1.0, 0.9999)}).precision == "bf16"
+
+
 def test_cpu_flags_are_read_from_cpuinfo(tmp_path):
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu avx2 avx512_bf16 avx512_vnni\n")
@@ -108,6 +133,8 @@ def test_bf16_and_int8_embeddings_match_fp32_on_fixed_inputs(parity):
     assert int8.min_query_cosine > 0.995 and int8.min_item_cosine > 0.995
     for result in (bf16, int8):
         assert 0.0 <= result.top10_agreement <= 1.0
+        assert result.speedup > 0 and result.cpu_ms_per_image > 0
+        assert result.verdict["speedup"] == pytest.approx(result.speedup, abs=1e-3)
         gates = result.top10_agreement >= 0.95 and min(result.min_query_cosine, result.min_item_cosine) >= 0.999
         assert result.verdict["passed"] == gates
         assert result.verdict["passed"] or "<" in result.verdict["why"]

@@ -6,15 +6,17 @@ precision's top-10 lists and embeddings with fp32's. A precision passes when its
 are identical (same items, same order) on at least 95 % of the images and the cosine between
 its embeddings and fp32's is at least 0.999 for every image and item (``precision.verdict``).
 ``wikivel-bot linkers --check-precision`` records the verdicts; ``auto`` then skips a failed
-precision and says why.
+precision and says why. Each precision's image encoding is also timed against fp32's (CPU
+time, warm), and ``auto`` picks the fastest precision that passed (``precision.measured_choice``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
+import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -39,7 +41,9 @@ class ParityResult:
     :param top10_agreement: share of images whose top-10 list equals fp32's exactly.
     :param min_query_cosine: lowest cosine between an image's embedding and fp32's.
     :param min_item_cosine: lowest cosine between an item's embedding and fp32's.
-    :param verdict: ``precision.verdict`` of the two (passed, why).
+    :param speedup: fp32's CPU time over this precision's for encoding the images (warm).
+    :param cpu_ms_per_image: this precision's CPU milliseconds per image (all threads).
+    :param verdict: ``precision.verdict`` of the two (passed, why, speedup).
     """
 
     precision: str
@@ -48,6 +52,8 @@ class ParityResult:
     top10_agreement: float
     min_query_cosine: float
     min_item_cosine: float
+    speedup: float
+    cpu_ms_per_image: float
     verdict: Dict[str, Any]
 
 
@@ -110,9 +116,15 @@ def check_precisions(
             continue
     if not decoded:
         raise LinkerError("precision check: none of the images could be decoded")
-    queries = [Query(f"image {i}", image) for i, image in enumerate(decoded)]
 
-    def embed(name: str) -> Any:
+    def queries() -> List[Query]:
+        # New queries for every encoding: a query keeps its embedding per backbone, keyed by
+        # the backbone's id, which the next precision's backbone may reuse once the last one
+        # is freed; a kept row would be neither compared nor timed.
+        return [Query(f"image {i}", image) for i, image in enumerate(decoded)]
+
+    def embed(name: str) -> Tuple[torch.Tensor, torch.Tensor, float]:
+        """(query embeddings, item embeddings, CPU seconds of a second, warm query encoding)."""
         # The verifier (linker.verifier) is beside the ranking, not in it: not checked here.
         linker: Any = create_linker(linker_name or settings.name, dataclasses.replace(settings, precision=name, verifier=""))
         if not hasattr(linker, "encode_queries"):
@@ -120,20 +132,26 @@ def check_precisions(
         out = np.zeros((len(subset.qids), linker.backbone.embed_dim), dtype=np.float16)
         linker._encode_items(subset, out, False)
         item_emb = torch.from_numpy(out.astype(np.float32))
-        query_emb = linker.encode_queries(queries).float().cpu()
-        return query_emb, item_emb
+        query_emb = linker.encode_queries(queries()).float().cpu()
+        # Timed once warm, in process CPU time (all threads): what a file costs in this
+        # precision, and less disturbed by other processes than the wall clock.
+        started = time.process_time()
+        linker.encode_queries(queries())
+        return query_emb, item_emb, max(time.process_time() - started, 1e-9)
 
-    ref_q, ref_i = embed("fp32")
+    ref_q, ref_i, ref_cpu = embed("fp32")
     _, ref_top = full_topk(ref_q, ref_i, TOP_K)
     results = []
     for name in precisions:
-        q, i = embed(prec.validate(name))
+        q, i, cpu = embed(prec.validate(name))
         _, top = full_topk(q, i, TOP_K)
         agreement = float((top == ref_top).all(dim=1).float().mean())
         q_cos = float(torch.nn.functional.cosine_similarity(q, ref_q).min())
         i_cos = float(torch.nn.functional.cosine_similarity(i, ref_i).min())
         results.append(ParityResult(
-            precision=name, files=len(queries), items=len(subset.qids), top10_agreement=agreement,
-            min_query_cosine=q_cos, min_item_cosine=i_cos, verdict=prec.verdict(agreement, min(q_cos, i_cos)),
+            precision=name, files=len(decoded), items=len(subset.qids), top10_agreement=agreement,
+            min_query_cosine=q_cos, min_item_cosine=i_cos, speedup=ref_cpu / cpu,
+            cpu_ms_per_image=1000 * cpu / len(decoded),
+            verdict=prec.verdict(agreement, min(q_cos, i_cos), speedup=ref_cpu / cpu),
         ))
     return results

@@ -16,6 +16,11 @@ A precision is used by ``auto`` only while it has not failed the parity check
 (``wikivel-bot linkers --check-precision``, recorded in ``<cache_dir>/precision-check.json``):
 a failed precision falls back to the next one in :data:`FALLBACK` and the reason says why.
 An explicitly requested precision is used as asked (the check's verdict is still reported).
+
+The check also times each precision against fp32 on this machine. Where it did, ``auto``
+follows the measurement rather than the flags: the fastest precision that passed parity and
+ran at least :data:`MIN_SPEEDUP` times fp32's speed, else fp32. The flags are a guess about
+speed (an AVX2-only CPU has no VNNI, yet int8 ran 1.37x fp32 there); the check is evidence.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ CHECK_FILE = "precision-check.json"
 # at least this (the issue's numbers).
 MIN_TOP10_AGREEMENT = 0.95
 MIN_COSINE = 0.999
+# A measured precision must beat fp32 by this much to be worth its rounding (and to stay
+# ahead of the noise of one timed round on a shared machine).
+MIN_SPEEDUP = 1.1
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,9 @@ def choose(
     choice = hardware_choice(device_type, flags)
     if device_type == "cuda":
         return choice
+    measured = measured_choice(verdicts)
+    if measured is not None:
+        return measured
     precision, failures = choice.precision, []
     while precision in FALLBACK:
         verdict = verdicts.get(precision)
@@ -169,6 +180,27 @@ def choose(
     if not failures:
         return choice
     return PrecisionChoice(precision, "auto", "; ".join(failures) + f", so {precision}")
+
+
+def measured_choice(verdicts: Mapping[str, Mapping[str, Any]]) -> Optional[PrecisionChoice]:
+    """``auto``'s pick from a check that timed the precisions on this machine (None: none timed).
+
+    The fastest precision that passed parity and ran at least :data:`MIN_SPEEDUP` times fp32's
+    speed; fp32 when none did. Verdicts recorded before the check timed anything carry no
+    ``speedup``, and the flags decide as before.
+    """
+    timed = {p: float(v["speedup"]) for p, v in verdicts.items()
+             if p in FALLBACK and isinstance(v.get("speedup"), (int, float))}
+    if not timed:
+        return None
+    passed = {p: s for p, s in timed.items() if verdicts[p].get("passed", False)}
+    notes = ", ".join(f"{p} {s:.2f}x" + ("" if p in passed else f" (failed the parity check: {verdicts[p].get('why', '')})")
+                      for p, s in sorted(timed.items()))
+    best = max(passed, key=lambda p: passed[p], default=None)
+    said = f"linkers --check-precision measured against fp32 here: {notes}"
+    if best is None or passed[best] < MIN_SPEEDUP:
+        return PrecisionChoice("fp32", "auto", f"{said}; none passed parity at >= {MIN_SPEEDUP}x, so fp32")
+    return PrecisionChoice(best, "auto", f"{said}; {best} is the fastest that passed parity")
 
 
 def check_key(model: str, weights: str, device_type: str, flags: Optional[FrozenSet[str]] = None) -> str:
@@ -207,8 +239,11 @@ def write_verdicts(cache_dir: str, key: str, verdicts: Mapping[str, Mapping[str,
     return path
 
 
-def verdict(top10_agreement: float, min_cosine: float) -> Dict[str, Any]:
-    """A parity verdict from the measured agreement with fp32 (see the module gates)."""
+def verdict(top10_agreement: float, min_cosine: float, speedup: Optional[float] = None) -> Dict[str, Any]:
+    """A parity verdict from the measured agreement with fp32 (see the module gates).
+
+    :param speedup: fp32's CPU time over this precision's for the same images, when timed.
+    """
     problems = []
     if top10_agreement < MIN_TOP10_AGREEMENT:
         problems.append(f"top-10 identical on {top10_agreement:.1%} of files < {MIN_TOP10_AGREEMENT:.0%}")
@@ -219,4 +254,5 @@ def verdict(top10_agreement: float, min_cosine: float) -> Dict[str, Any]:
         "top10_agreement": round(top10_agreement, 4),
         "min_cosine": round(min_cosine, 6),
         "why": "; ".join(problems) or "matches fp32",
+        **({} if speedup is None else {"speedup": round(speedup, 3)}),
     }
