@@ -153,6 +153,10 @@ def test_each_precision_links_with_its_own_index(tmp_path):
         assert all(isinstance(o, Linked) and len(o.candidates) == 5 for o in outcomes)
         paths[name] = info.path
     assert len(set(paths.values())) == 3
+    # int8's keys name its weight scheme (a cache of another scheme is rebuilt); the others'
+    # keys are unchanged by it, so their caches stay valid.
+    assert create_linker("zero-shot", tiny_settings(precision="int8")).index_key(LABELS)["int8_weights"] == "per-channel"
+    assert "int8_weights" not in create_linker("zero-shot", tiny_settings(precision="fp32")).index_key(LABELS)
     # auto reuses the index of the precision it resolves to.
     auto = create_linker("zero-shot", tiny_settings(precision="auto"))
     assert auto.description.precision in ("fp32", "bf16", "int8")
@@ -165,6 +169,9 @@ def test_bf16_weights_and_int8_layers_are_really_in_place():
     int8 = create_linker("zero-shot", tiny_settings(precision="int8"))
     quantized = [m for m in int8.backbone.model.modules() if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
     assert quantized, "no linear layer was quantized"
+    # One scale per output channel (precision.INT8_WEIGHTS), not one per matrix.
+    assert all(m.weight().qscheme() == torch.per_channel_affine for m in quantized)
+    assert all(m.weight().q_per_channel_scales().numel() == m.weight().shape[0] for m in quantized)
 
 
 def test_text_tower_runs_sequence_first_with_the_same_embeddings():

@@ -42,6 +42,7 @@ from wikivel_bot.linker.heads import build_heads
 from wikivel_bot.linker.images import decode_image
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
 from wikivel_bot.linker.pair import PairModel, build_pair_model
+from wikivel_bot.linker.precision import cache_identity
 from wikivel_bot.linker.registry import LinkerSpec, get_spec
 from wikivel_bot.linker.search import chunked_topk
 from wikivel_bot.linker.texts import render_item_text
@@ -249,7 +250,7 @@ class CascadeLinker:
         base = {"format": INDEX_FORMAT, "model": self.backbone.model_name, "model_config": self.backbone.config_digest,
                 "weights": self.backbone.weights, "labelset": label_set.content_hash, "items": n,
                 # Like the first stage's index: reused only by the precision that built it.
-                "precision": self.backbone.precision}
+                "precision": self.backbone.precision, **cache_identity(self.backbone.precision)}
         texts = load_or_build(cache_dir, "cascade-item-text", {**base, "part": "item-text", "template": self.spec.item_text},
                               n, dim, lambda out: self._encode_item_texts(label_set, out))
         loader_id = str(getattr(self.item_image_loader, "cache_id", None) or "none") if self.item_image_loader else "none"

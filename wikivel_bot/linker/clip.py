@@ -269,6 +269,7 @@ class ClipLinker:
             # bf16 / int8 item embeddings differ from fp32 ones in the last digits: an index
             # is reused only by the precision that built it.
             "precision": self.backbone.precision,
+            **precision.cache_identity(self.backbone.precision),
             "weights": self.backbone.weights,
             "checkpoint": self.checkpoint.digest if self.checkpoint else "",
             "labelset": label_set.content_hash,

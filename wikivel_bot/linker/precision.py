@@ -45,6 +45,10 @@ CHECK_FILE = "precision-check.json"
 # at least this (the issue's numbers).
 MIN_TOP10_AGREEMENT = 0.95
 MIN_COSINE = 0.999
+# How int8 weights are quantized: one scale per output channel of each linear layer (see
+# ``fastpath.quantize_int8``). Part of the cache keys of int8 indexes and towers, so a cache
+# made with another scheme is rebuilt rather than mixed with this one's embeddings.
+INT8_WEIGHTS = "per-channel"
 # A measured precision must beat fp32 by this much to be worth its rounding (and to stay
 # ahead of the noise of one timed round on a shared machine).
 MIN_SPEEDUP = 1.1
@@ -65,6 +69,12 @@ class PrecisionChoice:
 
     def __str__(self) -> str:
         return f"{self.precision} ({self.reason})"
+
+
+def cache_identity(precision: str) -> Dict[str, str]:
+    """What a cache key needs beyond the precision's name ({} but for int8: its quantization
+    scheme; keys of the other precisions stay as they were, and so do their caches)."""
+    return {"int8_weights": INT8_WEIGHTS} if precision == "int8" else {}
 
 
 def validate(requested: str) -> str:

@@ -37,7 +37,7 @@ import torch
 
 from wikivel_bot.linker.encoders import Backbone, config_digest, file_stem, model_name
 from wikivel_bot.linker.imageprep import ImagePrep, from_transform, same_output, sample_images
-from wikivel_bot.linker.precision import PrecisionChoice
+from wikivel_bot.linker.precision import PrecisionChoice, cache_identity
 from wikivel_bot.linker.weights import weights_identity
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,8 @@ def tower_key(model: str, pretrained: str, weights: str, precision: str) -> Opti
     if config is None or identity is None:
         return None
     return {"format": TOWER_FORMAT, "model": name, "config": config_digest(config), "weights": identity,
-            "precision": precision, "torch": torch.__version__, "open_clip": _open_clip_version()}
+            "precision": precision, **cache_identity(precision), "torch": torch.__version__,
+            "open_clip": _open_clip_version()}
 
 
 def tower_path(cache_dir: str, key: Dict[str, Any]) -> Path:
