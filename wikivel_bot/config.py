@@ -146,8 +146,8 @@ class LinkerSettings:
     calibrated: str = ""
     # -- CPU fast path (issue 16) --
     # Encoder precision: auto | fp32 | bf16 | int8. auto = bf16 where the CPU has AMX or
-    # AVX512-BF16 (and on CUDA), int8 where it has VNNI, else fp32; a precision that failed
-    # `wikivel-bot linkers --check-precision` on this machine is skipped.
+    # AVX512-BF16 (and on CUDA), int8 where it has VNNI, else fp32; once `wikivel-bot linkers
+    # --check-precision` has run on this machine, the fastest precision that passed it.
     precision: str = "auto"
     # A verifier beside any linker (issue 15): a cascade checkpoint with a calibration (the
     # best.pt of `train --variant cascade`). Every suggestion then carries its calibrated
