@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from wikivel_bot.errors import LinkerError
+from wikivel_bot.linker.pooled import last_block_rows, standard_block
 from wikivel_bot.linker.weights import RANDOM_SEED, WeightsSource, resolve_weights
 
 log = logging.getLogger(__name__)
@@ -366,13 +367,23 @@ def encode_tokens(backbone: Backbone, tokens: torch.Tensor, model: Optional[Any]
     tokens = tokens[:, :length].to(backbone.device, non_blocking=True)
     cast = model.transformer.get_cast_dtype()
     x = model.token_embedding(tokens).to(cast) + model.positional_embedding[:length].to(cast)
-    x = model.transformer(x, attn_mask=model.attn_mask[:length, :length])
-    x = model.ln_final(x)
     if model.text_pool_type == "argmax":
-        pooled = x[torch.arange(x.shape[0], device=x.device), tokens.argmax(dim=-1)]
+        rows = tokens.argmax(dim=-1)
     else:
-        index = (tokens == model.text_eos_id).int().argmax(dim=-1)
-        pooled = x[torch.arange(x.shape[0], device=x.device), index]
+        rows = (tokens == model.text_eos_id).int().argmax(dim=-1)
+    mask = model.attn_mask[:length, :length]
+    transformer = model.transformer
+    blocks = list(transformer.resblocks)
+    if not torch.is_grad_enabled() and standard_block(blocks[-1]) and not getattr(transformer, "grad_checkpointing", False):
+        # Inference: the last block computes the pooled row of each text only (pooled.py).
+        sequence_first = not transformer.batch_first
+        x = x.transpose(0, 1).contiguous() if sequence_first else x
+        for block in blocks[:-1]:
+            x = block(x, attn_mask=mask)
+        pooled = model.ln_final(last_block_rows(blocks[-1], x, rows, sequence_first, causal=True))
+    else:
+        x = model.ln_final(transformer(x, attn_mask=mask))
+        pooled = x[torch.arange(x.shape[0], device=x.device), rows]
     projection = model.text_projection
     if projection is None:
         return pooled

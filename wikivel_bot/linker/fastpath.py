@@ -12,7 +12,8 @@
 Reparameterizable backbones (MobileCLIP's FastViT / MobileOne blocks) are fused into their
 inference form first, whatever the precision: same function, fewer convolutions. The text
 tower runs sequence-first (:func:`sequence_first_text`): same function, without a copy of
-every attention weight per text.
+every attention weight per text. A ViT image tower's last block computes the class token
+only (``pooled.class_token_only``): same function up to rounding, about 9 % less work.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch
 
 from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.encoders import Backbone
+from wikivel_bot.linker.pooled import class_token_only
 from wikivel_bot.linker.precision import PrecisionChoice
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,7 @@ def apply_precision(backbone: Backbone, choice: PrecisionChoice) -> Backbone:
     backbone.precision_reason = choice.reason
     if backbone.on_cuda or choice.precision == "fp32":
         backbone.input_dtype = torch.float32
+        class_token_only(backbone.model)
         return backbone
     if choice.precision == "bf16":
         backbone.model = backbone.model.to(torch.bfloat16)
@@ -62,6 +65,7 @@ def apply_precision(backbone: Backbone, choice: PrecisionChoice) -> Backbone:
         backbone.input_dtype = torch.float32
     backbone.image_batch = CPU_IMAGE_BATCH.get(choice.precision, 0)
     backbone.text_batch = CPU_TEXT_BATCH.get(choice.precision, 0)
+    class_token_only(backbone.model)  # after quantize_int8, which returns a new model
     return backbone
 
 

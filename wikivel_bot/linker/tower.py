@@ -42,7 +42,9 @@ from wikivel_bot.linker.weights import weights_identity
 
 log = logging.getLogger(__name__)
 
-TOWER_FORMAT = 1
+# 2: the traced tower computes only the class token in its last block (pooled.py); a
+# format-1 tower is still right but slower, and is exported again.
+TOWER_FORMAT = 2
 DIRECTORY = "towers"
 META = "wikivel.json"
 # Linker architectures whose query side is the image tower alone (fusion and the cascade
