@@ -33,6 +33,7 @@ def standard_block(block: Any) -> bool:
             and isinstance(attn, torch.nn.MultiheadAttention)
             and bool(getattr(attn, "_qkv_same_embed_dim", False))
             and getattr(attn, "in_proj_weight", None) is not None
+            and getattr(attn, "bias_k", None) is None and not getattr(attn, "add_zero_attn", False)
             and not hasattr(block, "ln_1_kv"))
 
 
