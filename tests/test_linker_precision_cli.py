@@ -75,7 +75,7 @@ def test_check_precision_records_verdicts_that_auto_follows(run, photo, tmp_path
     doc = json.loads(result.output)
     assert doc["random_weights"] is True
     # bf16 is checked only where the CPU has bf16 instructions (emulated, it is slower than fp32).
-    has_bf16 = any(f in prec.cpu_flags() for f in prec.BF16_FLAGS)
+    has_bf16 = prec.bf16_flag(prec.cpu_flags()) is not None
     checked = ["bf16", "int8"] if has_bf16 else ["int8"]
     assert [r["precision"] for r in doc["results"]] == checked
     assert (doc["skipped"] is None) == has_bf16

@@ -79,7 +79,7 @@ def _check_precision(obj: CliContext, images_dir: Optional[Path], items: int, as
     skipped = ""
     if device == "cuda":
         precisions = ["bf16"]
-    elif any(f in prec.cpu_flags() for f in prec.BF16_FLAGS):
+    elif prec.bf16_flag(prec.cpu_flags()):
         precisions = ["bf16", "int8"]
     else:
         # Emulated bf16 is several times slower than fp32 (7x on an AVX2-only EPYC), and

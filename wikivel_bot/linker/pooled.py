@@ -5,11 +5,11 @@ CLIP pools each tower at one position: the image tower at its class token (open_
 block's output is computed and thrown away. In that block the pooled row still attends to
 every position, so keys and values are needed for all rows, but the query, the attention
 output projection and the MLP (10 of the block's 12 d² multiply-adds per row) are needed
-for the pooled row only: about 1/12 × 10/12 ≈ 7 % of a 12-block tower's work. Measured on
-ViT-B-32's image tower at fp32, one thread: 144.7 → 132.0 CPU ms per image.
+for the pooled row only: about 1/12 × 10/12 ≈ 7 % of a 12-block tower's work
+(``bench/pooled.py`` measures it end to end; docs/benchmarks.md).
 
-The same function up to float rounding (the attention sums run in another order: max
-difference 1.2e-6 at fp32 on ViT-B-32's image embedding). Only open_clip's standard blocks
+The same function up to float rounding (the attention sums run in another order; below
+1e-6 at fp32 on ViT-B-32, as ``bench/pooled.py`` prints). Only open_clip's standard blocks
 (``ResidualAttentionBlock`` over ``nn.MultiheadAttention`` with packed projections) are
 touched; anything else runs as before.
 """
@@ -93,8 +93,10 @@ def class_token_only(model: Any) -> bool:
     visual = getattr(model, "visual", None)
     transformer = getattr(visual, "transformer", None)
     blocks = list(getattr(transformer, "resblocks", None) or [])
-    if not blocks or getattr(blocks[-1], MARK, False):
-        return bool(blocks) and getattr(blocks[-1], MARK, False)
+    if not blocks:
+        return False
+    if getattr(blocks[-1], MARK, False):
+        return True
     if (getattr(visual, "pool_type", "") != "tok" or getattr(visual, "attn_pool", None) is not None
             or getattr(visual, "output_tokens", True) or not getattr(transformer, "batch_first", False)
             or not standard_block(blocks[-1])):

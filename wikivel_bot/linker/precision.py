@@ -132,13 +132,18 @@ def named_flags(flags: FrozenSet[str]) -> str:
     return " ".join(f for f in NAMED_FLAGS if f in flags) or "none"
 
 
+def bf16_flag(flags: FrozenSet[str]) -> Optional[str]:
+    """The flag by which the CPU runs bf16 natively (None: bf16 would be emulated)."""
+    return next((f for f in BF16_FLAGS if f in flags), None)
+
+
 def hardware_choice(device_type: str, flags: FrozenSet[str]) -> PrecisionChoice:
     """What ``auto`` picks from the hardware alone (before any parity verdict)."""
     if device_type == "cuda":
         return PrecisionChoice("bf16", "auto", "CUDA: bf16 autocast")
-    bf16 = [f for f in BF16_FLAGS if f in flags]
+    bf16 = bf16_flag(flags)
     if bf16:
-        return PrecisionChoice("bf16", "auto", f"CPU has {bf16[0]}")
+        return PrecisionChoice("bf16", "auto", f"CPU has {bf16}")
     int8 = [f for f in INT8_FLAGS if f in flags]
     if int8:
         return PrecisionChoice("int8", "auto", f"CPU has {int8[0]}, no bf16 instructions")
