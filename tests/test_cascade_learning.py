@@ -161,6 +161,39 @@ def test_checkpoint_refused_for_another_label_set(trained):
         create_linker("cascade", wrong)
 
 
+def test_a_trained_cascade_reads_file_texts_cut_as_in_its_training(trained):
+    """cascade.text_tokens is for untrained pair models and training; a checkpoint keeps its own."""
+    from wikivel_bot.config import CascadeSettings, LinkerSettings
+    from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.base import Query
+    from wikivel_bot.linker.cascade_checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.train.dataset import image_store, load_dataset, open_labels
+
+    root, _, _ = trained
+    trained_tokens = load_cascade_checkpoint(str(root / "cascade" / "best.pt")).text_tokens
+    settings = LinkerSettings(name="cascade", model="tiny-model", pretrained="", weights="random", device="cpu",
+                              checkpoint=str(root / "cascade" / "best.pt"), cache_dir=str(root / "cache"))
+    dataset = load_dataset(root / "syn")
+    store = image_store(dataset)
+    rows = [int(r) for r in dataset.split_rows("test")[:6]]
+    long_text = "A red figure on a grey ground, " + "seen from far away in the evening light, " * 4
+    results = {}
+    for tokens in (trained_tokens, 4):
+        linker = create_linker("cascade", settings, cascade=CascadeSettings(candidates=20, text_tokens=tokens))
+        assert linker.cascade.text_tokens == trained_tokens
+        linker.attach(open_labels(dataset), settings.cache_dir)
+        queries = [Query(str(r), decode_image(store.get(int(dataset.page_ids[r]), dataset.titles[r]),
+                                              min_side=linker.backbone.image_size), long_text) for r in rows]
+        results[tokens] = [[(h.position, round(h.score, 5)) for h in hits] for hits in linker.search_details(queries, 5)]
+    assert results[4] == results[trained_tokens]
+    # Untrained, the setting applies.
+    untrained = create_linker("cascade", LinkerSettings(name="cascade", model="tiny-model", pretrained="",
+                                                        weights="random", device="cpu"),
+                              cascade=CascadeSettings(text_tokens=4))
+    assert untrained.cascade.text_tokens == 4
+
+
 def test_resume_continues_the_run(trained):
     root, _, _ = trained
     syn = root / "syn"

@@ -43,3 +43,47 @@ def test_short_tokens_keep_an_end_of_text_token():
     assert tokens[0, -1].item() == eot and tokens[0].argmax().item() == 15  # CLIP pools at the argmax
     full = tokenizer(["a fox"])[0]
     assert tokens[1].tolist() == full[:16].tolist()  # short texts are unchanged
+
+
+def test_length_groups_pad_each_text_to_its_own_kind():
+    from wikivel_bot.linker.encoders import length_groups
+
+    lengths = [32, 5, 32, 6, 31, 7, 5, 30, 32, 6]
+    groups = length_groups(lengths, slack=8, min_group=4)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))  # every row once
+    assert [sorted(lengths[i] for i in g) for g in groups] == [[5, 5, 6, 6, 7], [30, 31, 32, 32, 32]]
+    # Too few short texts for a pass of their own ride with the long ones.
+    assert len(length_groups([3, 32, 32, 32, 32], slack=8, min_group=4)) == 1
+    assert all(len(g) <= 2 for g in length_groups([4] * 5, max_group=2))
+    assert length_groups([]) == []
+
+
+def test_file_texts_of_mixed_lengths_encode_as_each_alone(monkeypatch):
+    """Grouped by length, each file text gets the embedding it gets when encoded on its own."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("open_clip")
+    from tests.linker_support import tiny_settings
+    from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker import cascade, encoders
+    from wikivel_bot.linker.cascade import encode_file_texts
+
+    backbone = create_linker("fusion", tiny_settings(precision="fp32")).backbone
+    long = "Church of Saint Mary in the snow at night, seen from the market square with lights"
+    texts = ["Fox", long, "", "A red church", long + " and a tram", "Tram 7", "Bridge", "Owl", "Tram " + long,
+             "Snow. " + long]
+    widths = []
+    real = encoders.encode_tokens
+
+    def spy(bb, tokens, model=None):
+        widths.append(int(encoders.token_lengths(tokens).max()))
+        return real(bb, tokens, model)
+
+    monkeypatch.setattr(cascade, "encode_tokens", spy)
+    grouped, present = encode_file_texts(backbone, texts, 16)
+    monkeypatch.setattr(cascade, "encode_tokens", real)
+    alone = [encode_file_texts(backbone, [t], 16)[0][0] for t in texts]
+    assert present.tolist() == [bool(t) for t in texts]
+    assert torch.allclose(grouped, torch.stack(alone), atol=1e-5, rtol=1e-4)
+    assert grouped[2].abs().sum() == 0  # no text: zeros
+    # The short texts were not padded to the long ones' 16 tokens.
+    assert sorted(widths) == [5, 16] and len(widths) == 2

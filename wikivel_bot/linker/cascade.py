@@ -37,7 +37,15 @@ from wikivel_bot.linker import checkpoint as ckpt
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
 from wikivel_bot.linker.cascade_text import media_text
 from wikivel_bot.linker.clip import RANDOM_WARNING, ClipLinker, backbone_info, load_inference_backbone
-from wikivel_bot.linker.encoders import Backbone, encode_images, encode_tokens, query_images, query_rows
+from wikivel_bot.linker.encoders import (
+    Backbone,
+    encode_images,
+    encode_tokens,
+    length_groups,
+    query_images,
+    query_rows,
+    token_lengths,
+)
 from wikivel_bot.linker.heads import build_heads
 from wikivel_bot.linker.images import decode_image
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
@@ -88,16 +96,22 @@ def short_tokens(tokenizer: Any, texts: Sequence[str], max_tokens: int) -> torch
 
 @torch.inference_mode()
 def encode_file_texts(backbone: Backbone, texts: Sequence[str], max_tokens: int) -> Tuple[torch.Tensor, torch.Tensor]:
-    """(normalised embeddings (n, d), present (n,) bool) of file texts; '' is absent (zeros)."""
+    """(normalised embeddings (n, d), present (n,) bool) of file texts; '' is absent (zeros).
+
+    Texts are encoded in groups of similar token length (``encoders.length_groups``): a file
+    with a bare name is not padded to the ``max_tokens`` of a neighbour with a long
+    description. The text tower is causal, so a group's padding never changes an embedding.
+    """
     out = torch.zeros((len(texts), backbone.embed_dim), device=backbone.device)
     present = torch.tensor([bool(t.strip()) for t in texts], dtype=torch.bool, device=backbone.device)
     rows = [i for i, t in enumerate(texts) if t.strip()]
-    for start in range(0, len(rows), 256):
-        chunk = rows[start:start + 256]
-        tokens = short_tokens(backbone.tokenizer, [texts[i] for i in chunk], max_tokens)
+    if not rows:
+        return out, present
+    tokens = short_tokens(backbone.tokenizer, [texts[i] for i in rows], max_tokens)
+    for group in length_groups(token_lengths(tokens).tolist()):
         with backbone.autocast():
-            features = encode_tokens(backbone, tokens)
-        out[chunk] = F.normalize(features.float(), dim=-1)
+            features = encode_tokens(backbone, tokens[group])
+        out[[rows[i] for i in group]] = F.normalize(features.float(), dim=-1)
     return out, present
 
 
@@ -159,6 +173,13 @@ def build_cascade_linker(
         pair = checkpoint.build_pair()
         first_name = checkpoint.first_stage_linker
         first_ckpt = checkpoint.first_stage_checkpoint()
+        if checkpoint.text_tokens != cascade.text_tokens:
+            # The pair model reads file texts cut as in its training: a text cut elsewhere
+            # (cascade.text_tokens is the length for untrained models and for training) would
+            # feed it embeddings it never saw, and its calibration would no longer hold.
+            log.info("cascade: file texts cut to %d tokens as %s was trained (cascade.text_tokens %d is for training)",
+                     checkpoint.text_tokens, checkpoint.path, cascade.text_tokens)
+            cascade = replace(cascade, text_tokens=checkpoint.text_tokens)
     else:
         pair = build_pair_model(backbone.embed_dim, spec.head)
         first_name = cascade.first_stage

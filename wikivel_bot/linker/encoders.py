@@ -342,6 +342,33 @@ def token_lengths(tokens: torch.Tensor) -> torch.Tensor:
     return ((tokens != 0) * positions).amax(dim=1)
 
 
+def length_groups(lengths: Sequence[int], slack: int = 8, min_group: int = 4, max_group: int = 256) -> List[List[int]]:
+    """Row indices grouped by token length, each group to be padded to its own longest row.
+
+    Rows are taken shortest first, and a group holds rows at most ``slack`` tokens longer than
+    its shortest (and at most ``max_group`` rows); a group of fewer than ``min_group`` rows
+    then joins its neighbour, since a forward pass over very few texts costs more in overhead
+    than the padding it saves. So a short text in a batch of long ones is not padded to their
+    length, as it is when the whole batch is trimmed to its longest row.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    groups: List[List[int]] = []
+    for i in order:
+        if groups and len(groups[-1]) < max_group and lengths[i] <= lengths[groups[-1][0]] + slack:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    merged: List[List[int]] = []
+    for group in groups:
+        if merged and len(merged[-1]) < min_group and len(merged[-1]) + len(group) <= max_group:
+            merged[-1].extend(group)
+        else:
+            merged.append(group)
+    if len(merged) > 1 and len(merged[-1]) < min_group and len(merged[-2]) + len(merged[-1]) <= max_group:
+        merged[-2].extend(merged.pop())
+    return merged
+
+
 def encode_tokens(backbone: Backbone, tokens: torch.Tensor, model: Optional[Any] = None) -> torch.Tensor:
     """Text features for a batch of tokens, trimmed to the batch's longest row.
 
