@@ -46,7 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # Replace this folder on the path by the repository root: bench/queue.py would otherwise
 # shadow the standard library's `queue`, which torch imports.
@@ -234,8 +234,41 @@ def bench_search(items: int, dim: int, tmp: Path, queries: int = 32, k: int = 10
     return rates(queries, ours_s), rates(reference_queries, ref_s)
 
 
+def cascade_parts(cascade: object, files: List[Tuple[MediaFile, bytes]], rounds: int) -> Dict[str, float]:
+    """Median process-CPU seconds per image of each part of the cascade's search, timed one
+    part at a time over the same prepared files: the image encode, the first stage's top 50 of
+    the index, the file-text encode, the pair model over the 50 candidates."""
+    from wikivel_bot.linker.base import Query
+    from wikivel_bot.linker.cascade import encode_file_texts, first_stage_queries
+    from wikivel_bot.linker.encoders import query_images
+    from wikivel_bot.linker.images import decode_image
+
+    c: Any = cascade
+    bb = c.backbone
+    pixels = [c.prepare_image(decode_image(data, min_side=bb.image_size)) for _, data in files]
+    texts = [c.query_text(media) for media, _ in files]
+    with torch.inference_mode():
+        image = query_images(bb, [Query(str(i), p) for i, p in enumerate(pixels)], c.settings.batch_size)
+        text, present = encode_file_texts(bb, texts, c.cascade.text_tokens)
+        first = first_stage_queries(c.first.spec.architecture, c.first.heads, image, text, present)
+        scores, index = chunked_topk(first, c.first._items, c.cascade.candidates)
+        parts = {
+            "image encode": lambda: query_images(bb, [Query(str(i), p) for i, p in enumerate(pixels)],
+                                                 c.settings.batch_size),
+            "first stage top 50": lambda: chunked_topk(first, c.first._items, c.cascade.candidates),
+            "file-text encode": lambda: encode_file_texts(bb, texts, c.cascade.text_tokens),
+            "pair model": lambda: c._pair_scores(image, text, present, index, scores),
+        }
+        times: Dict[str, List[float]] = {name: [] for name in parts}
+        for _ in range(rounds):
+            for name, fn in parts.items():
+                times[name].append(timed(fn)[1] / len(files))
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
 def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rounds: int = 5,
-                  text_tokens: int = 32) -> Tuple[float, float, float]:
+                  text_tokens: int = 0, texts: str = "long",
+                  parts: Optional[Dict[str, float]] = None) -> Tuple[float, float, float]:
     """Median process-CPU seconds per image of (naive-mlp alone, the cascade re-ranking its top 50,
     naive-mlp with a verifier beside it: ``linker.verifier``).
 
@@ -244,7 +277,8 @@ def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rou
     content); files carry a name, a 25-word description and three categories, so the pair
     model's text side costs what it would on Commons. Interleaved rounds; medians. The
     verifier is an untrained pair model saved as a calibrated cascade checkpoint (its cost is
-    a trained one's).
+    a trained one's). ``texts="mixed"``: an assumed mix, not Commons statistics — a quarter of
+    the files have only their name, a quarter their name and categories, half the long text.
     """
     import dataclasses
 
@@ -255,6 +289,7 @@ def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rou
     from wikivel_bot.linker.clip import backbone_info
     from wikivel_bot.linker.pair import DEFAULT_PAIR_ARGS
 
+    text_tokens = text_tokens or CascadeSettings().text_tokens  # 0: the setting's default
     labels = SyntheticLabels(SMALL_ITEMS)
     settings = LinkerSettings(model=model, pretrained="", weights="random", device="cpu", threads=threads, batch_size=32)
     first = create_linker("naive-mlp", settings)
@@ -276,10 +311,14 @@ def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rou
     finally:
         ClipLinker._encode_items, CascadeLinker._encode_item_texts, CascadeLinker._encode_item_images = saved  # type: ignore
     words = " ".join(WORDS)
-    files = [(MediaFile(page_id=i + 1, title=f"File:{WORDS[i % len(WORDS)].title()}_bench_photo_{i}.jpg",
-                        description=" ".join(words.split()[i % 7:i % 7 + 25]),
-                        categories=(f"Category:{WORDS[(i + 3) % len(WORDS)]}s in 2024", "Category:Buildings",
-                                    "Category:CC-BY-SA-4.0")), data) for i, data in enumerate(images)]
+    def media(i: int) -> MediaFile:
+        kind = i % 4 if texts == "mixed" else 3
+        return MediaFile(page_id=i + 1, title=f"File:{WORDS[i % len(WORDS)].title()}_bench_photo_{i}.jpg",
+                         description=" ".join(words.split()[i % 7:i % 7 + 25]) if kind >= 2 else "",
+                         categories=(f"Category:{WORDS[(i + 3) % len(WORDS)]}s in 2024", "Category:Buildings",
+                                     "Category:CC-BY-SA-4.0") if kind >= 1 else ())
+
+    files = [(media(i), data) for i, data in enumerate(images)]
     rules = RankingRules(top_k=10)
     linkers = (first, cascade, verified)
     for linker in linkers:
@@ -289,6 +328,8 @@ def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rou
         for i, linker in enumerate(linkers):
             times[i].append(timed(lambda: link_files(linker, files, rules=rules))[1] / len(files))
     alone, reranked, beside = (float(np.median(t)) for t in times)
+    if parts is not None:  # where the cascade's time goes, filled in for the caller
+        parts.update(cascade_parts(cascade, files, rounds))
     return alone, reranked, beside
 
 

@@ -160,8 +160,11 @@ class CascadeSettings:
     # The cascade linker (linker.name = "cascade", linker.checkpoint = a cascade checkpoint).
     # First-stage candidates the pair model re-ranks per file (seed 004 re-ranks a top slice).
     candidates: int = 50
-    # File-text tokens the pair model reads (the CLIP text tower's cost grows with them).
-    text_tokens: int = 32
+    # File-text tokens the pair model reads when it is trained (a trained checkpoint keeps its
+    # own). The text tower's cost grows with them: at 32 a file's text costs about 28 % of
+    # ViT-B-32's image tower, which alone would use up the cascade's +30 % budget; 24 keeps the
+    # cleaned file name and the start of the description (docs/cascade.md, "Precision and cost").
+    text_tokens: int = 24
     # First stage when no cascade checkpoint names one (an untrained cascade ranks like it).
     first_stage: str = "naive-mlp"
     # Attach the verifier's calibrated match probability to suggestions (when the checkpoint has one).

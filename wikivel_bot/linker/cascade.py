@@ -334,18 +334,18 @@ class CascadeLinker:
         n = len(self._label_set.qids) if self._label_set is not None else 0
         first_scores, index = chunked_topk(first, self.first._items, min(n, max(k, self.cascade.candidates)))
         out = self._pair_scores(image, text, present, index.to(image.device), first_scores.to(image.device))
-        order = torch.argsort(out.scores, dim=1, descending=True)
+        top = torch.argsort(out.scores, dim=1, descending=True)[:, :k]
+        # Whole rows to Python at once, not one tensor element per call (about 0.07 ms a file).
+        positions, scores, logits, firsts = (torch.gather(t, 1, top.to(t.device)).tolist()
+                                             for t in (index, out.scores, out.logits, first_scores))
+        alphas = out.alpha[:, 0].tolist()
         calibration = self.calibration
         results: List[List[Hit]] = []
         for row in range(len(queries)):
-            alpha = round(float(out.alpha[row, 0]), 4)
-            hits = []
-            for j in order[row, :k].tolist():
-                z = float(out.logits[row, j])
-                hits.append(Hit(int(index[row, j]), float(out.scores[row, j]), alpha,
-                                round(calibration.probability(z), 4) if calibration is not None else None,
-                                float(first_scores[row, j])))
-            results.append(hits)
+            alpha = round(alphas[row], 4)
+            results.append([Hit(int(position), score, alpha,
+                                round(calibration.probability(z), 4) if calibration is not None else None, first)
+                            for position, score, z, first in zip(positions[row], scores[row], logits[row], firsts[row])])
         return results
 
     @torch.inference_mode()

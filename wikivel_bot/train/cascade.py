@@ -81,7 +81,7 @@ class CascadeTrainConfig:
     device: str = "auto"
     threads: int = 0
     candidates: int = 50
-    text_tokens: int = 32
+    text_tokens: int = 24  # config.CascadeSettings.text_tokens
     epochs: int = 10
     batch_size: int = 64
     lr: float = 1e-3
