@@ -234,7 +234,7 @@ def bench_search(items: int, dim: int, tmp: Path, queries: int = 32, k: int = 10
     return rates(queries, ours_s), rates(reference_queries, ref_s)
 
 
-def cascade_parts(cascade: object, files: List[Tuple[MediaFile, bytes]], rounds: int) -> Dict[str, float]:
+def cascade_parts(c: Any, files: List[Tuple[MediaFile, bytes]], rounds: int) -> Dict[str, float]:
     """Median process-CPU seconds per image of each part of the cascade's search, timed one
     part at a time over the same prepared files: the image encode, the first stage's top 50 of
     the index, the file-text encode, the pair model over the 50 candidates."""
@@ -243,18 +243,20 @@ def cascade_parts(cascade: object, files: List[Tuple[MediaFile, bytes]], rounds:
     from wikivel_bot.linker.encoders import query_images
     from wikivel_bot.linker.images import decode_image
 
-    c: Any = cascade
     bb = c.backbone
     pixels = [c.prepare_image(decode_image(data, min_side=bb.image_size)) for _, data in files]
     texts = [c.query_text(media) for media, _ in files]
+
+    def encode_images() -> torch.Tensor:  # fresh queries: a query caches its embedding
+        return query_images(bb, [Query(str(i), p) for i, p in enumerate(pixels)], c.settings.batch_size)
+
     with torch.inference_mode():
-        image = query_images(bb, [Query(str(i), p) for i, p in enumerate(pixels)], c.settings.batch_size)
+        image = encode_images()
         text, present = encode_file_texts(bb, texts, c.cascade.text_tokens)
         first = first_stage_queries(c.first.spec.architecture, c.first.heads, image, text, present)
         scores, index = chunked_topk(first, c.first._items, c.cascade.candidates)
         parts = {
-            "image encode": lambda: query_images(bb, [Query(str(i), p) for i, p in enumerate(pixels)],
-                                                 c.settings.batch_size),
+            "image encode": encode_images,
             "first stage top 50": lambda: chunked_topk(first, c.first._items, c.cascade.candidates),
             "file-text encode": lambda: encode_file_texts(bb, texts, c.cascade.text_tokens),
             "pair model": lambda: c._pair_scores(image, text, present, index, scores),
@@ -311,6 +313,7 @@ def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rou
     finally:
         ClipLinker._encode_items, CascadeLinker._encode_item_texts, CascadeLinker._encode_item_images = saved  # type: ignore
     words = " ".join(WORDS)
+
     def media(i: int) -> MediaFile:
         kind = i % 4 if texts == "mixed" else 3
         return MediaFile(page_id=i + 1, title=f"File:{WORDS[i % len(WORDS)].title()}_bench_photo_{i}.jpg",

@@ -63,8 +63,7 @@ def test_file_texts_of_mixed_lengths_encode_as_each_alone(monkeypatch):
     torch = pytest.importorskip("torch")
     pytest.importorskip("open_clip")
     from tests.linker_support import tiny_settings
-    from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker import cascade, encoders
+    from wikivel_bot.linker import cascade, create_linker, encoders
     from wikivel_bot.linker.cascade import encode_file_texts
 
     backbone = create_linker("fusion", tiny_settings(precision="fp32")).backbone
@@ -80,7 +79,7 @@ def test_file_texts_of_mixed_lengths_encode_as_each_alone(monkeypatch):
 
     monkeypatch.setattr(cascade, "encode_tokens", spy)
     grouped, present = encode_file_texts(backbone, texts, 16)
-    monkeypatch.setattr(cascade, "encode_tokens", real)
+    monkeypatch.undo()
     alone = [encode_file_texts(backbone, [t], 16)[0][0] for t in texts]
     assert present.tolist() == [bool(t) for t in texts]
     assert torch.allclose(grouped, torch.stack(alone), atol=1e-5, rtol=1e-4)

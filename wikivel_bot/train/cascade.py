@@ -33,6 +33,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from wikivel_bot.config import CascadeSettings
 from wikivel_bot.core.verification import METHODS, fit_calibration, verification_metrics
 from wikivel_bot.errors import UsageError
 from wikivel_bot.train.cascade_data import CascadeData, prepare_cascade
@@ -81,7 +82,7 @@ class CascadeTrainConfig:
     device: str = "auto"
     threads: int = 0
     candidates: int = 50
-    text_tokens: int = 24  # config.CascadeSettings.text_tokens
+    text_tokens: int = CascadeSettings.text_tokens
     epochs: int = 10
     batch_size: int = 64
     lr: float = 1e-3
