@@ -1,7 +1,9 @@
 """The precision columns of ``bench/linker.py``: fp32 / bf16 / int8 / auto in one run.
 
 For each model, beside the plain open_clip loop and the previous default (fp32, forward
-batches of 32, decoding inline before each batch), in one process and interleaved rounds:
+batches of 32, decoding inline before each batch, one batch at a time), and ``auto`` linking
+one batch at a time (``link_files(..., workers=1)``: every torch thread on one batch, the next
+decoded in a pool), in one process and interleaved rounds:
 
 * images/s end to end: ``link_files`` on synthetic 330 px JPEG thumbnails (decode with draft,
   preprocess, encode, chunked top-k over an 18,522-item label index of random unit vectors,
@@ -36,7 +38,7 @@ from wikivel_bot.linker.link import link_files
 from wikivel_bot.types import MediaFile
 
 REPEAT = 5
-COLUMNS = ("fp32", "bf16", "int8", "auto", "auto, decode inline", "previous default", "plain open_clip loop")
+COLUMNS = ("fp32", "bf16", "int8", "auto", "auto, one batch at a time", "previous default", "plain open_clip loop")
 Rate = Tuple[float, float]  # (per wall second, per CPU second)
 
 
@@ -104,8 +106,10 @@ def bench_model(model: str, images: Sequence[bytes], texts: Sequence[str], label
     image_fns: Dict[str, Callable[[], object]] = {
         p: (lambda lk=lk: link_files(lk, files, rules=rules)) for p, lk in linkers.items()
     }
-    image_fns["auto, decode inline"] = previous_default(lambda: link_files(linkers["auto"], files, rules=rules))
-    image_fns["previous default"] = previous_default(lambda: link_files(old, files, rules=rules))
+    # One batch at a time over both torch threads, the next one decoded in the pool (this
+    # column's code before parallel_batches).
+    image_fns["auto, one batch at a time"] = lambda: link_files(linkers["auto"], files, rules=rules, workers=1)
+    image_fns["previous default"] = previous_default(lambda: link_files(old, files, rules=rules, workers=1))
     image_fns["plain open_clip loop"] = plain_images
     for lk in list(linkers.values()) + [old]:  # warm-up (oneDNN picks and caches its kernels)
         link_files(lk, files[:4], rules=rules)
@@ -131,7 +135,7 @@ def bench_model(model: str, images: Sequence[bytes], texts: Sequence[str], label
     text_s = medians(text_fns, repeat=min(3, REPEAT))
     text_rates = {name: _rate(len(one_by_one) if name == "plain open_clip loop" else len(texts), s)
                   for name, s in text_s.items()}
-    text_rates["auto, decode inline"] = text_rates["auto"]  # nothing is decoded on the text side
+    text_rates["auto, one batch at a time"] = text_rates["auto"]  # the text side has no batches of files
     auto = linkers["auto"].description
     return {"images": image_rates, "texts": text_rates, "auto": f"{auto.precision} ({auto.precision_reason})",
             "linkers": linkers}

@@ -257,6 +257,12 @@ class ClipLinker:
         threads, so preprocessing overlaps with encoding)."""
         return prepare_image(self.backbone, image)
 
+    def concurrent_batches(self) -> int:
+        """Batches ``link_files`` may link at once (``parallel_batches``): on CPU one per torch
+        thread, each on one thread (the forward pass, the search and the label set are
+        read-only); on CUDA one, where the device is the shared resource."""
+        return 1 if self.backbone.on_cuda else torch.get_num_threads()
+
     def index_key(self, label_set: LabelSetView) -> dict:
         """Everything the item embeddings depend on (the label index cache key)."""
         loader = self.item_image_loader if self.spec.uses_item_images else None

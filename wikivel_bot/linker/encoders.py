@@ -15,7 +15,8 @@ import contextlib
 import hashlib
 import json
 import logging
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional, Sequence
 
@@ -72,6 +73,8 @@ class Backbone:
     input_dtype: torch.dtype = torch.float32
     image_batch: int = 0
     text_batch: int = 0
+    # (preprocess, its input_steps), worked out once: prepare_image runs for every image.
+    steps_cache: List[Any] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def on_cuda(self) -> bool:
@@ -242,8 +245,27 @@ def image_batch_size(backbone: Backbone, requested: int) -> int:
 
 
 def prepare_image(backbone: Backbone, image: Any) -> torch.Tensor:
-    """The model's input tensor (3, H, W) for one PIL image (thread-safe; runs in a pool)."""
-    return backbone.preprocess(image)
+    """The model's input tensor (3, H, W) for one PIL image (thread-safe; runs in a pool).
+
+    Through :func:`input_steps` where they reproduce the backbone's transform bit for bit:
+    torchvision's last steps run in torch, whose small element-wise operations called from
+    a decode thread start an OpenMP team of their own (see ``ImagePrep.finish``).
+    """
+    steps = checked_input_steps(backbone)
+    return steps.finish(steps.geometry(image)) if steps is not None else backbone.preprocess(image)
+
+
+_STEPS_LOCK = threading.Lock()
+
+
+def checked_input_steps(backbone: Backbone) -> Optional["InputSteps"]:
+    """:func:`input_steps` of the backbone, checked once and then remembered on it."""
+    cache = backbone.steps_cache
+    if not cache or cache[0] is not backbone.preprocess:  # none yet, or a new transform
+        with _STEPS_LOCK:  # the decode threads ask at once for the first batch
+            if not cache or cache[0] is not backbone.preprocess:
+                cache[:] = [backbone.preprocess, input_steps(backbone)]
+    return cache[1]
 
 
 @dataclass(frozen=True)

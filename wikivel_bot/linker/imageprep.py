@@ -61,13 +61,22 @@ class ImagePrep:
         return image
 
     def finish(self, image: Any) -> torch.Tensor:
-        """An RGB PIL image from :meth:`geometry` -> the (3, H, W) tensor, normalised."""
-        pixels = torch.from_numpy(np.array(image, np.uint8, copy=True))
-        tensor = pixels.view(image.size[1], image.size[0], 3).permute((2, 0, 1)).contiguous()
-        tensor = tensor.to(dtype=torch.get_default_dtype()).div(255)
-        mean = torch.as_tensor(self.mean, dtype=tensor.dtype).view(-1, 1, 1)
-        std = torch.as_tensor(self.std, dtype=tensor.dtype).view(-1, 1, 1)
-        return tensor.sub_(mean).div_(std)
+        """An RGB PIL image from :meth:`geometry` -> the (3, H, W) tensor, normalised.
+
+        In numpy, not torch: this runs in the decode threads, and torch would split each of
+        these small element-wise steps over its own OpenMP team per calling thread, whose
+        start-up and spin-waiting cost more than the arithmetic and take the cores from the
+        model's forward pass (``bench/linker.py``, "a single-threaded finish" in
+        docs/benchmarks.md). The same IEEE float operations in the same order as
+        torchvision's, so the same bits (``same_output`` checks it).
+        """
+        dtype = np.dtype(str(torch.get_default_dtype()).split(".")[-1])
+        pixels = np.asarray(image, dtype=np.uint8).reshape(image.size[1], image.size[0], 3)
+        planes = np.ascontiguousarray(pixels.transpose(2, 0, 1)).astype(dtype)
+        planes /= dtype.type(255)
+        planes -= np.asarray(self.mean, dtype=dtype).reshape(-1, 1, 1)
+        planes /= np.asarray(self.std, dtype=dtype).reshape(-1, 1, 1)
+        return torch.from_numpy(planes)
 
     def _resized(self, image: Any) -> Any:
         width, height = image.size

@@ -23,7 +23,8 @@ from wikivel_bot.core.safety import NAMED, FileText, SafetyRules, rules_from
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.base import Linker, LinkerDescription, Query
 from wikivel_bot.linker.images import MAX_PIXELS, decode_image
-from wikivel_bot.linker.prefetch import prefetched_batches
+from wikivel_bot.linker.parallel_batches import run_units, units, worker_count
+from wikivel_bot.linker.prefetch import prefetched_batches, safe_prepare
 from wikivel_bot.linker.texts import file_text
 from wikivel_bot.types import Candidate, MediaFile
 
@@ -95,6 +96,7 @@ def link_files(
     rejected: Optional[Mapping[int, AbstractSet[str]]] = None,
     max_pixels: int = MAX_PIXELS,
     finish: Optional[Callable[[Any], Any]] = None,
+    workers: int = 0,
 ) -> List[LinkOutcome]:
     """Link files to items of the linker's label set.
 
@@ -107,6 +109,10 @@ def link_files(
     :param finish: turns a decoded image into the linker's query image (default: the
         linker's ``prepare_image``); the backfill passes :func:`model_input_steps`' ``finish``
         with images its CPU stage already resized and cropped.
+    :param workers: batches linked at once, each on one thread with one torch thread
+        (``parallel_batches``); 0 = what the linker offers (``concurrent_batches()``: the
+        torch threads on CPU, else 1), 1 = one batch at a time over every torch thread with
+        the next batch decoded in a pool.
     :returns: one :class:`Linked` or :class:`LinkFailed` per input, in input order.
     :raises LinkerError: no label set attached, or the model itself failed (not per file).
     """
@@ -130,7 +136,7 @@ def link_files(
             data = decode_image(bytes(data), max_pixels=max_pixels, min_side=min_side)
         return finish(data)
 
-    for start, prepared in prefetched_batches(files, size, prepare):
+    def link_batch(start: int, prepared: Sequence[Any]) -> None:
         queries: List[Query] = []
         positions: List[int] = []
         for offset, image in enumerate(prepared):
@@ -141,7 +147,7 @@ def link_files(
             queries.append(Query(media.title, image, _query_text(linker, media), _seed(media)))
             positions.append(start + offset)
         if not queries:
-            continue
+            return
         medias = [files[p][0] for p in positions]
         k = _fetch_k(medias, rejected, rules, label_set)
         details = getattr(linker, "search_details", None)
@@ -163,6 +169,17 @@ def link_files(
                       for extra, probabilities in zip(extras, verified)]
         for position, linked, extra in zip(positions, ranked, extras):
             outcomes[position] = _with_details(linked, extra) if extra else linked
+
+    # Batches at once (parallel_batches): the linker says how many it can take; a wrapper
+    # that does not say (the cascade, a verifier) links one batch at a time.
+    lanes = workers or getattr(linker, "concurrent_batches", lambda: 1)()
+    lanes = worker_count(lanes, len(files)) if lanes > 1 else 1
+    if lanes > 1:
+        run_units(units(len(files), size, lanes), lanes,
+                  lambda start, stop: link_batch(start, [safe_prepare(prepare, f) for f in files[start:stop]]))
+    else:
+        for start, prepared in prefetched_batches(files, size, prepare):
+            link_batch(start, prepared)
     return [o for o in outcomes if o is not None]
 
 

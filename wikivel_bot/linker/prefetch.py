@@ -23,7 +23,8 @@ Prepared = Union[Any, FileUnavailable]
 MAX_WORKERS = 2
 
 
-def _safe(prepare: Callable[[T], Any], item: T) -> Prepared:
+def safe_prepare(prepare: Callable[[T], Any], item: T) -> Prepared:
+    """``prepare(item)``, or the :class:`FileUnavailable` it raised (one bad file, one reason)."""
     try:
         return prepare(item)
     except FileUnavailable as exc:
@@ -45,12 +46,12 @@ def prefetched_batches(
     workers = workers or min(MAX_WORKERS, os.cpu_count() or 1)
     if len(items) <= 1 or workers <= 1:
         for start in range(0, len(items), size):
-            yield start, [_safe(prepare, item) for item in items[start:start + size]]
+            yield start, [safe_prepare(prepare, item) for item in items[start:start + size]]
         return
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wikivel-decode") as pool:
 
         def submit(start: int) -> List[Future]:
-            return [pool.submit(_safe, prepare, item) for item in items[start:start + size]]
+            return [pool.submit(safe_prepare, prepare, item) for item in items[start:start + size]]
 
         pending = submit(0)
         for start in range(0, len(items), size):

@@ -37,6 +37,7 @@ import torch
 
 from wikivel_bot.linker.encoders import Backbone, config_digest, file_stem, model_name
 from wikivel_bot.linker.imageprep import ImagePrep, from_transform, same_output, sample_images
+from wikivel_bot.linker.packed import preserved_attributes, repack, unpacked
 from wikivel_bot.linker.precision import PrecisionChoice, cache_identity
 from wikivel_bot.linker.weights import weights_identity
 
@@ -44,7 +45,8 @@ log = logging.getLogger(__name__)
 
 # 2: the traced tower computes only the class token in its last block (pooled.py); a
 # format-1 tower is still right but slower, and is exported again.
-TOWER_FORMAT = 2
+# 3: bf16 MLP weights packed again at load (packed.py); a format-2 tower would run unpacked.
+TOWER_FORMAT = 3
 DIRECTORY = "towers"
 META = "wikivel.json"
 # Linker architectures whose query side is the image tower alone (fusion and the cascade
@@ -184,6 +186,7 @@ def load_tower(key: Optional[Dict[str, Any]], cache_dir: str, choice: PrecisionC
         meta = json.loads(extra[META])
         if meta.get("key") != key:
             raise ValueError("its key does not match")
+        repack(tower)
         prep = ImagePrep.from_dict(meta["preprocess"])
         backbone = ExportedBackbone(tower, prep, meta, choice, full)
     except (OSError, RuntimeError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -272,8 +275,13 @@ def _export(backbone: Backbone) -> Tuple[Any, ImagePrep]:
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")  # TorchScript's deprecation and tracer notices
-            traced = torch.jit.trace(_ImageTower(backbone.model).eval(), inputs[:2], check_trace=False)
-            tower = torch.jit.freeze(traced)
+            # Packed bf16 weights cannot be saved: the export records the plain ones and
+            # keeps what repack() needs at load (packed.py).
+            visual = getattr(backbone.model, "visual", None)
+            image_side = preserved_attributes(visual, "model.visual.") if visual is not None else []
+            with unpacked(backbone.model):
+                traced = torch.jit.trace(_ImageTower(backbone.model).eval(), inputs[:2], check_trace=False)
+                tower = torch.jit.freeze(traced, preserved_attrs=image_side)
     except Exception as exc:  # noqa: BLE001 - third-party model code can fail to trace in any way
         raise ExportFailed(f"TorchScript cannot trace it ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
     # Other batch sizes than the traced one: a shape baked into the trace shows up here.

@@ -46,6 +46,11 @@ class VerifiedLinker:
             raise AttributeError(name)
         return getattr(inner, name)
 
+    def concurrent_batches(self) -> int:
+        """One batch at a time: the verifier's pair model has not been made safe to run from
+        two threads (and ``__getattr__`` would otherwise answer with the inner linker's)."""
+        return 1
+
     @property
     def description(self) -> LinkerDescription:
         inner = self.inner.description
