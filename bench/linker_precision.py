@@ -5,6 +5,9 @@ batches of 32, decoding inline before each batch, one batch at a time), and ``au
 one batch at a time (``link_files(..., workers=1)``: every torch thread on one batch, the next
 decoded in a pool), in one process and interleaved rounds:
 
+Each precision column runs its exported image tower (``tower.py``), as every start after the
+first does; the previous default runs the eager model, as it did before there was an export.
+
 * images/s end to end: ``link_files`` on synthetic 330 px JPEG thumbnails (decode with draft,
   preprocess, encode, chunked top-k over an 18,522-item label index of random unit vectors,
   ranking rules);
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import io
 import statistics
+import tempfile
 import time
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
@@ -35,6 +39,7 @@ from wikivel_bot.linker import create_linker, prefetch
 from wikivel_bot.linker.clip import ClipLinker
 from wikivel_bot.linker.encoders import encode_texts
 from wikivel_bot.linker.link import link_files
+from wikivel_bot.linker.tower import ExportedBackbone
 from wikivel_bot.types import MediaFile
 
 REPEAT = 5
@@ -55,11 +60,20 @@ def medians(fns: Dict[str, Callable[[], object]], repeat: int = 0) -> Dict[str, 
     return {name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for name, r in runs.items()}
 
 
-def zero_shot(model: str, precision: str, threads: int, cache: str, labels: Any, vectors: np.ndarray) -> ClipLinker:
-    """A zero-shot linker in ``precision`` attached to ``labels`` with ``vectors`` as its index."""
+def zero_shot(model: str, precision: str, threads: int, cache: str, labels: Any, vectors: np.ndarray,
+              exported: bool = False) -> ClipLinker:
+    """A zero-shot linker in ``precision`` attached to ``labels`` with ``vectors`` as its index.
+
+    :param exported: start it a second time, as a daemon or ``suggest`` does after the first
+        start: it then runs the exported image tower (``tower.py``) written by the first.
+    """
     settings = LinkerSettings(model=model, pretrained="", weights="random", device="cpu", threads=threads,
                               batch_size=32, precision=precision, cache_dir=cache)
     linker = create_linker("zero-shot", settings)
+    if exported and not isinstance(linker.backbone, ExportedBackbone):
+        linker = create_linker("zero-shot", settings)
+        if not isinstance(linker.backbone, ExportedBackbone):
+            raise SystemExit(f"{model} in {precision}: no exported image tower was written (see the log)")
     assert isinstance(linker, ClipLinker)
     original = ClipLinker._encode_items
     ClipLinker._encode_items = lambda self, label_set, out, progress: out.__setitem__(slice(None), vectors)  # type: ignore[method-assign]
@@ -87,8 +101,12 @@ def previous_default(fn: Callable[[], object]) -> Callable[[], object]:
 def bench_model(model: str, images: Sequence[bytes], texts: Sequence[str], labels: Any, vectors: np.ndarray,
                 threads: int, cache: str) -> Dict[str, Any]:
     """Images/s and texts/s per column for one model, plus what auto resolved to."""
-    linkers = {p: zero_shot(model, p, threads, cache, labels, vectors) for p in ("fp32", "bf16", "int8", "auto")}
-    old = zero_shot(model, "fp32", threads, cache, labels, vectors)
+    # Every precision on its exported image tower (what runs after the first start), so the
+    # columns compare like with like; the previous default had no export (its own cache).
+    linkers = {p: zero_shot(model, p, threads, cache, labels, vectors, exported=True)
+               for p in ("fp32", "bf16", "int8", "auto")}
+    old = zero_shot(model, "fp32", threads, tempfile.mkdtemp(prefix="wikivel-bench-previous-"), labels, vectors)
+    assert not isinstance(old.backbone, ExportedBackbone)
     old.backbone.image_batch = 0  # the setting's 32 per forward pass, as before
     files = [(MediaFile(page_id=i + 1, title=f"File:Bench {i}.jpg"), data) for i, data in enumerate(images)]
     rules = RankingRules(top_k=10)

@@ -27,7 +27,7 @@ def test_a_packed_layer_gives_the_plain_layers_products_bit_for_bit():
     torch.manual_seed(0)
     linear = torch.nn.Linear(64, 256).to(torch.bfloat16)
     x = torch.randn(5, 7, 64).to(torch.bfloat16)
-    layer = packed.PackedLinear(linear)
+    layer = packed.PackedLinear(linear.weight, linear.bias)
     layer.packed = packed._pack(linear.weight)
     assert torch.equal(layer(x), linear(x))
     assert set(layer.state_dict()) == {"weight", "bias"}  # the packed copy is not state
@@ -38,8 +38,12 @@ def test_bf16_linkers_pack_every_mlp_layer_and_embed_as_before(tmp_path):
     linker = create_linker("fusion", tiny_settings(precision="bf16", cache_dir=str(tmp_path)))
     model = linker.backbone.model
     layers = packed.packed_layers(model)
-    # Tiny model: 2 image blocks and 2 text blocks, c_fc and c_proj in each.
-    assert len(layers) == 8 and all(layer.packed is not None for _, layer in layers)
+    # Tiny model: 2 image blocks and 2 text blocks, c_fc and c_proj in each, and the first
+    # image block's attention projections (the last block is pooled: pooled.py).
+    names = [name for name, _ in layers]
+    assert len(layers) == 10 and all(layer.packed is not None for _, layer in layers)
+    assert "visual.transformer.resblocks.0.packed_attention.qkv" in names
+    assert not any("resblocks.1.packed_attention" in name for name in names)
     plain = load_backbone(linker.settings.model, weights="random", device="cpu")
     plain.model = plain.model.to(torch.bfloat16)
     assert set(model.state_dict()) == set(plain.model.state_dict())
@@ -51,6 +55,28 @@ def test_bf16_linkers_pack_every_mlp_layer_and_embed_as_before(tmp_path):
         assert all(layer.packed is not None for _, layer in layers)  # put back on leaving
         assert torch.equal(linker.backbone.encode_image(images), want_images)
         assert torch.equal(encode_texts(linker.backbone, texts), want_texts)
+
+
+@needs_packing
+def test_packed_attention_computes_what_the_native_path_does():
+    import types
+
+    from wikivel_bot.linker.pooled import standard_block
+
+    linker = create_linker("zero-shot", tiny_settings(precision="bf16", cache_dir=""))
+    block = linker.backbone.model.visual.transformer.resblocks[0]
+    assert standard_block(block) and hasattr(block, "packed_attention")
+    torch.manual_seed(1)
+    x = torch.randn(4, 17, 64).to(torch.bfloat16)
+    with torch.inference_mode():
+        packed_out = block.attention(x)
+        native = type(block).attention(block, x)  # open_clip's own, over nn.MultiheadAttention
+        assert packed_out.shape == native.shape
+        cosine = torch.nn.functional.cosine_similarity(packed_out.float().flatten(1), native.float().flatten(1))
+        assert cosine.min() > 0.999  # bf16 sums in another order, nothing more
+    with pytest.raises(NotImplementedError):
+        block.attention(x, attn_mask=torch.zeros(17, 17))
+    assert isinstance(block.attention, types.MethodType)
 
 
 def test_fp32_and_int8_linkers_are_not_packed():
@@ -66,7 +92,8 @@ def test_the_exported_bf16_tower_is_packed_again_at_load_and_answers_alike(tmp_p
     second = create_linker("zero-shot", settings)  # loads the export
     assert isinstance(second.backbone, ExportedBackbone)
     layers = packed.packed_layers(second.backbone._tower)
-    assert len(layers) == 4 and all(layer.packed is not None for _, layer in layers)  # image blocks only
+    # The image tower only: 2 MLPs and the first block's attention.
+    assert len(layers) == 6 and all(layer.packed is not None for _, layer in layers)
     images = torch.randn(5, 3, 32, 32).to(torch.bfloat16)
     with torch.inference_mode():
         assert torch.equal(second.backbone.encode_image(images), first.backbone.encode_image(images))

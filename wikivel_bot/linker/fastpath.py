@@ -14,7 +14,8 @@ inference form first, whatever the precision: same function, fewer convolutions.
 tower runs sequence-first (:func:`sequence_first_text`): same function, without a copy of
 every attention weight per text. A ViT image tower's last block computes the class token
 only (``pooled.class_token_only``): same function up to rounding, about 7 % less work. At
-bf16 the MLP weights are packed once into oneDNN's layout (``packed.py``): same products.
+bf16 the MLP weights are packed once into oneDNN's layout (``packed.py``: same products), and
+the image tower's attention runs on packed projections with fused attention.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import torch
 
 from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.encoders import Backbone
-from wikivel_bot.linker.packed import pack_mlp_linears
+from wikivel_bot.linker.packed import pack_image_attention, pack_mlp_linears
 from wikivel_bot.linker.pooled import class_token_only
 from wikivel_bot.linker.precision import PrecisionChoice
 
@@ -62,13 +63,17 @@ def apply_precision(backbone: Backbone, choice: PrecisionChoice) -> Backbone:
     if choice.precision == "bf16":
         backbone.model = backbone.model.to(torch.bfloat16)
         backbone.input_dtype = torch.bfloat16
-        pack_mlp_linears(backbone.model)  # oneDNN's layout once, not per forward pass
     elif choice.precision == "int8":
         backbone.model = quantize_int8(backbone.model)
         backbone.input_dtype = torch.float32
     backbone.image_batch = CPU_IMAGE_BATCH.get(choice.precision, 0)
     backbone.text_batch = CPU_TEXT_BATCH.get(choice.precision, 0)
     class_token_only(backbone.model)  # after quantize_int8, which returns a new model
+    if choice.precision == "bf16":
+        # oneDNN's weight layout once, not per forward pass (after class_token_only: its
+        # block reads the attention weights itself and keeps the plain ones).
+        pack_mlp_linears(backbone.model)
+        pack_image_attention(backbone.model)
     return backbone
 
 
