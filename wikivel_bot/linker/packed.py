@@ -13,10 +13,10 @@ per-call reorder. Two places use it:
   fused native path, which takes plain weights only. Same function in another order of bf16
   sums (cosine 0.99995 to the native path on ViT-B-32's image features).
 
-On one core of an AMX Xeon the ViT-B-32 image tower then runs about 9 % faster at bf16
-(``bench/linker.py``, docs/benchmarks.md). The packed copies are kept beside the plain weights
-(the state dict, the export and :func:`repack` read those): about 220 MB more memory for
-ViT-B-32 at bf16.
+What each gave end to end on an AMX Xeon is in docs/benchmarks.md ("Concurrent batches and
+packed bf16 weights", ``bench/linker.py``). The packed copies are kept beside the plain weights
+(the state dict, the export and :func:`repack` read those): 181 MB more resident memory for
+ViT-B-32 at bf16 (``bench/packed_memory.py``).
 
 The packed weight is an opaque oneDNN tensor that TorchScript cannot save. The modules are
 scripted with the plain weight as a fallback: an exported tower (``tower.py``) is traced and
@@ -151,9 +151,12 @@ def pack_image_attention(model: Any) -> int:
         return 0
     count = 0
     for block in blocks:
-        attn = getattr(block, "attn", None)
-        if not standard_block(block) or getattr(block, MARK, False) or attn.in_proj_weight.dtype != torch.bfloat16:
-            continue  # MARK: the pooled last block computes its attention itself
+        # MARK: the pooled last block computes its attention itself.
+        if not standard_block(block) or getattr(block, MARK, False):
+            continue
+        attn: torch.nn.MultiheadAttention = block.attn  # standard_block checked its type
+        if attn.in_proj_weight.dtype != torch.bfloat16:
+            continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # TorchScript's deprecation notice
             packed_attention = torch.jit.script(PackedSelfAttention(attn))
