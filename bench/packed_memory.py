@@ -4,7 +4,7 @@
 
 Loads the model with random weights, converts it to bf16 as ``fastpath.apply_precision``
 does, and prints the process's resident set size (``VmRSS``) before and after the MLP layers
-and the image tower's attention are packed. The packed copies sit beside the plain weights.
+and both towers' attention are packed. The packed copies sit beside the plain weights.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import torch  # noqa: E402
 
 from wikivel_bot.linker import packed  # noqa: E402
 from wikivel_bot.linker.encoders import load_backbone  # noqa: E402
+from wikivel_bot.linker.fastpath import sequence_first_text  # noqa: E402
 from wikivel_bot.linker.pooled import class_token_only  # noqa: E402
 
 
@@ -40,12 +41,13 @@ def main() -> None:
     if not packed.supported():
         raise SystemExit("this CPU / torch build cannot pack bf16 weights")
     backbone = load_backbone(args.model, weights="random", device="cpu")
+    sequence_first_text(backbone)  # as fastpath.apply_precision does, in its order
     backbone.model = backbone.model.to(torch.bfloat16)
-    class_token_only(backbone.model)  # as apply_precision: the pooled block keeps plain weights
+    class_token_only(backbone.model)
     gc.collect()
     before = resident_mb()
     mlp = packed.pack_mlp_linears(backbone.model)
-    attention = packed.pack_image_attention(backbone.model)
+    attention = packed.pack_attention(backbone.model)
     gc.collect()
     after = resident_mb()
     print(f"{args.model} bf16: {mlp} MLP layers and {attention} attention blocks packed; "

@@ -38,11 +38,11 @@ def test_bf16_linkers_pack_every_mlp_layer_and_embed_as_before(tmp_path):
     linker = create_linker("fusion", tiny_settings(precision="bf16", cache_dir=str(tmp_path)))
     model = linker.backbone.model
     layers = packed.packed_layers(model)
-    # Tiny model: 2 image blocks and 2 text blocks, c_fc and c_proj in each, and the first
-    # image block's attention projections (the last block is pooled: pooled.py).
+    # Tiny model: 2 image blocks and 2 text blocks, c_fc and c_proj in each, and each
+    # tower's first block's attention projections (the last blocks are pooled: pooled.py).
     names = [name for name, _ in layers]
-    assert len(layers) == 10 and all(layer.packed is not None for _, layer in layers)
-    assert "visual.transformer.resblocks.0.packed_attention.qkv" in names
+    assert len(layers) == 12 and all(layer.packed is not None for _, layer in layers)
+    assert {"visual.transformer.resblocks.0.packed_attention.qkv", "transformer.resblocks.0.packed_attention.out"} <= set(names)
     assert not any("resblocks.1.packed_attention" in name for name in names)
     plain = load_backbone(linker.settings.model, weights="random", device="cpu")
     plain.model = plain.model.to(torch.bfloat16)
@@ -58,25 +58,30 @@ def test_bf16_linkers_pack_every_mlp_layer_and_embed_as_before(tmp_path):
 
 
 @needs_packing
-def test_packed_attention_computes_what_the_native_path_does():
-    import types
-
-    from wikivel_bot.linker.pooled import standard_block
-
-    linker = create_linker("zero-shot", tiny_settings(precision="bf16", cache_dir=""))
-    block = linker.backbone.model.visual.transformer.resblocks[0]
-    assert standard_block(block) and hasattr(block, "packed_attention")
+def test_packed_attention_computes_what_the_native_paths_do():
+    linker = create_linker("fusion", tiny_settings(precision="bf16", cache_dir=""))
+    model = linker.backbone.model
+    image_block, text_block = model.visual.transformer.resblocks[0], model.transformer.resblocks[0]
+    assert hasattr(image_block, "packed_attention") and hasattr(text_block, "packed_attention")
+    assert not hasattr(model.transformer.resblocks[-1], "packed_attention")  # pooled at inference
     torch.manual_seed(1)
-    x = torch.randn(4, 17, 64).to(torch.bfloat16)
+    image_x = torch.randn(4, 17, 64).to(torch.bfloat16)  # batch-first
+    text_x = torch.randn(9, 4, 64).to(torch.bfloat16)  # sequence-first, causal
+    causal = model.attn_mask[:9, :9]
     with torch.inference_mode():
-        packed_out = block.attention(x)
-        native = type(block).attention(block, x)  # open_clip's own, over nn.MultiheadAttention
-        assert packed_out.shape == native.shape
-        cosine = torch.nn.functional.cosine_similarity(packed_out.float().flatten(1), native.float().flatten(1))
-        assert cosine.min() > 0.999  # bf16 sums in another order, nothing more
+        for block, x, mask in ((image_block, image_x, None), (text_block, text_x, causal)):
+            packed_out = block.attention(x, attn_mask=mask)
+            native = type(block).attention(block, x, attn_mask=mask)  # open_clip's, over nn.MultiheadAttention
+            assert packed_out.shape == native.shape
+            cosine = torch.nn.functional.cosine_similarity(packed_out.float().flatten(), native.float().flatten(), dim=0)
+            assert cosine > 0.9995  # bf16 sums in another order, nothing more
+            worst = (packed_out.float() - native.float()).abs().max()
+            assert worst < 0.05 * native.float().abs().max()
+        # Without the mask the text block's first position would see the later ones.
+        unmasked = text_block.attention(text_x)
+        assert not torch.allclose(unmasked[0].float(), text_block.attention(text_x, attn_mask=causal)[0].float(), atol=1e-3)
     with pytest.raises(NotImplementedError):
-        block.attention(x, attn_mask=torch.zeros(17, 17))
-    assert isinstance(block.attention, types.MethodType)
+        image_block.attention(image_x, k_x=image_x)
 
 
 def test_fp32_and_int8_linkers_are_not_packed():

@@ -15,7 +15,7 @@ tower runs sequence-first (:func:`sequence_first_text`): same function, without 
 every attention weight per text. A ViT image tower's last block computes the class token
 only (``pooled.class_token_only``): same function up to rounding, about 7 % less work. At
 bf16 the MLP weights are packed once into oneDNN's layout (``packed.py``: same products), and
-the image tower's attention runs on packed projections with fused attention.
+both towers' attention runs on packed projections with fused attention.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import torch
 
 from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.encoders import Backbone
-from wikivel_bot.linker.packed import pack_image_attention, pack_mlp_linears
+from wikivel_bot.linker.packed import pack_attention, pack_mlp_linears
 from wikivel_bot.linker.pooled import class_token_only
 from wikivel_bot.linker.precision import PrecisionChoice
 
@@ -73,7 +73,7 @@ def apply_precision(backbone: Backbone, choice: PrecisionChoice) -> Backbone:
         # oneDNN's weight layout once, not per forward pass (after class_token_only: its
         # block reads the attention weights itself and keeps the plain ones).
         pack_mlp_linears(backbone.model)
-        pack_image_attention(backbone.model)
+        pack_attention(backbone.model)
     return backbone
 
 

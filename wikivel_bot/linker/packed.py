@@ -8,10 +8,9 @@ bf16 linears): the same products, bit for bit (``tests/test_linker_packed.py``),
 per-call reorder. Two places use it:
 
 * every transformer block's MLP (``mlp.c_fc``, ``mlp.c_proj``; both towers): same function;
-* the image tower's self-attention (:class:`PackedSelfAttention`): packed input and output
+* both towers' self-attention (:class:`PackedSelfAttention`): packed input and output
   projections around ``scaled_dot_product_attention``, in place of ``nn.MultiheadAttention``'s
-  fused native path, which takes plain weights only. Same function in another order of bf16
-  sums (cosine 0.99995 to the native path on ViT-B-32's image features).
+  paths, which take plain weights only. Same function in another order of bf16 sums.
 
 What each gave end to end on an AMX Xeon is in docs/benchmarks.md ("Concurrent batches and
 packed bf16 weights", ``bench/linker.py``). The packed copies are kept beside the plain weights
@@ -73,29 +72,40 @@ class PackedLinear(torch.nn.Module):
 
 
 class PackedSelfAttention(torch.nn.Module):
-    """A batch-first, unmasked ``nn.MultiheadAttention`` (an image tower's) with packed input
-    and output projections and ``scaled_dot_product_attention`` between them.
+    """An ``nn.MultiheadAttention`` used for self-attention, with packed input and output
+    projections and ``scaled_dot_product_attention`` between them.
 
-    The same function as the fused native path it replaces, in another order of bf16 sums
-    (cosine to it 0.99995 on ViT-B-32's image features); fused attention instead of separate
-    products and softmax, and no per-call weight reorder.
+    The same function as the path it replaces (the fused native one in the image tower,
+    ``F.multi_head_attention_forward`` under the text tower's causal mask), in another order
+    of bf16 sums: fused attention instead of separate products and softmax, and no per-call
+    weight reorder.
 
     :param attn: the block's attention (packed self-attention: ``in_proj_weight``).
+    :param sequence_first: inputs are (length, batch, width) (the text tower here), else
+        (batch, length, width).
     """
 
-    def __init__(self, attn: torch.nn.MultiheadAttention) -> None:
+    def __init__(self, attn: torch.nn.MultiheadAttention, sequence_first: bool) -> None:
         super().__init__()
         assert attn.in_proj_weight is not None
         self.heads = int(attn.num_heads)
+        self.sequence_first = sequence_first
         bias = attn.in_proj_bias
         self.qkv = PackedLinear(attn.in_proj_weight.detach(), None if bias is None else bias.detach())
         out_bias = attn.out_proj.bias
         self.out = PackedLinear(attn.out_proj.weight.detach(), None if out_bias is None else out_bias.detach())
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        batch, length, width = x.shape
-        qkv = self.qkv(x).view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
-        attended = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
+        """:param mask: an additive (length, length) float mask, as ``nn.MultiheadAttention`` takes."""
+        if self.sequence_first:
+            length, batch, width = x.shape
+            qkv = self.qkv(x).view(length, batch, 3, self.heads, width // self.heads).permute(2, 1, 3, 0, 4)
+        else:
+            batch, length, width = x.shape
+            qkv = self.qkv(x).view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
+        attended = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], attn_mask=mask)  # (batch, heads, length, dim)
+        if self.sequence_first:
+            return self.out(attended.permute(2, 0, 1, 3).reshape(length, batch, width))
         return self.out(attended.transpose(1, 2).reshape(batch, length, width))
 
 
@@ -141,40 +151,42 @@ def pack_mlp_linears(model: Any) -> int:
     return count
 
 
-def pack_image_attention(model: Any) -> int:
-    """Give every standard block of a bf16 CPU model's (batch-first) image tower a
-    :class:`PackedSelfAttention`; returns how many. Does nothing where packing is not
-    :func:`supported`, for other towers or blocks (``pooled.standard_block``)."""
-    transformer = getattr(getattr(model, "visual", None), "transformer", None)
-    blocks = list(getattr(transformer, "resblocks", None) or [])
-    if not supported() or not getattr(transformer, "batch_first", False):
+def pack_attention(model: Any) -> int:
+    """Give the standard blocks of a bf16 CPU model's towers a :class:`PackedSelfAttention`;
+    returns how many. Each tower's last block is left as it is: at inference it computes the
+    pooled rows itself (``pooled.py``) from the plain weights. Does nothing where packing is
+    not :func:`supported`, or for blocks ``pooled.standard_block`` does not know."""
+    if not supported():
         return 0
     count = 0
-    for block in blocks:
-        # MARK: the pooled last block computes its attention itself.
-        if not standard_block(block) or getattr(block, MARK, False):
-            continue
-        attn: torch.nn.MultiheadAttention = block.attn  # standard_block checked its type
-        if attn.in_proj_weight.dtype != torch.bfloat16:
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # TorchScript's deprecation notice
-            packed_attention = torch.jit.script(PackedSelfAttention(attn))
-        for layer in (packed_attention.qkv, packed_attention.out):
-            layer.packed = _pack(layer.weight)
-        block.packed_attention = packed_attention
-        block.attention = types.MethodType(_packed_attention, block)
-        count += 1
+    for transformer in (getattr(getattr(model, "visual", None), "transformer", None),
+                        getattr(model, "transformer", None)):
+        blocks = list(getattr(transformer, "resblocks", None) or [])
+        sequence_first = not getattr(transformer, "batch_first", True)
+        for block in blocks[:-1]:
+            if not standard_block(block) or getattr(block, MARK, False):
+                continue
+            attn: torch.nn.MultiheadAttention = block.attn  # standard_block checked its type
+            if attn.in_proj_weight.dtype != torch.bfloat16 or attn.in_proj_weight.device.type != "cpu":
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # TorchScript's deprecation notice
+                packed_attention = torch.jit.script(PackedSelfAttention(attn, sequence_first))
+            for layer in (packed_attention.qkv, packed_attention.out):
+                layer.packed = _pack(layer.weight)
+            block.packed_attention = packed_attention
+            block.attention = types.MethodType(_packed_attention, block)
+            count += 1
     return count
 
 
 def _packed_attention(self: Any, q_x: torch.Tensor, k_x: Any = None, v_x: Any = None,
-                      attn_mask: Any = None) -> torch.Tensor:
-    # open_clip's ResidualAttentionBlock.attention for self-attention without a mask (the
-    # image tower's only use); anything else would be a model this module does not know.
-    if k_x is not None or v_x is not None or attn_mask is not None:
-        raise NotImplementedError("packed attention is for unmasked self-attention")
-    return self.packed_attention(q_x)
+                      attn_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    # open_clip's ResidualAttentionBlock.attention, for self-attention (the only use in CLIP's
+    # towers); cross-attention would be a model this module does not know.
+    if k_x is not None or v_x is not None:
+        raise NotImplementedError("packed attention is for self-attention")
+    return self.packed_attention(q_x, None if attn_mask is None else attn_mask.to(q_x.dtype))
 
 
 def _pack(weight: torch.Tensor) -> torch.Tensor:
