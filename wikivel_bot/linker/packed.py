@@ -14,7 +14,7 @@ per-call reorder. Two places use it:
 
 What each gave end to end on an AMX Xeon is in docs/benchmarks.md ("Concurrent batches and
 packed bf16 weights", ``bench/linker.py``). The packed copies are kept beside the plain weights
-(the state dict, the export and :func:`repack` read those): 181 MB more resident memory for
+(the state dict, the export and :func:`repack` read those): 203 MB more resident memory for
 ViT-B-32 at bf16 (``bench/packed_memory.py``).
 
 The packed weight is an opaque oneDNN tensor that TorchScript cannot save. The modules are

@@ -7,8 +7,8 @@ the same cores or leaves cores idle. A team waits at each of its barriers for it
 thread, so every millisecond another thread takes from one member costs the whole team.
 With one torch thread per batch and as many batches in flight as cores, each thread runs its
 batch from thumbnail bytes to ranked candidates: no barriers, no idle core. On a 2-core Xeon
-with AMX it linked 18 % and 27 % more images per second at bf16 than one batch at a time with
-the decode pool, in two runs of ``bench/linker.py`` (docs/benchmarks.md, "Concurrent batches
+with AMX it linked 13 % to 27 % more images per second at bf16 than one batch at a time with
+the decode pool, in four runs of ``bench/linker.py`` (docs/benchmarks.md, "Concurrent batches
 and packed bf16 weights").
 
 A single batch (``suggest`` on one file) keeps the whole machine for itself: its latency is
