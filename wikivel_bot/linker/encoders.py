@@ -18,7 +18,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -74,7 +74,7 @@ class Backbone:
     image_batch: int = 0
     text_batch: int = 0
     # (preprocess, its input_steps), worked out once: prepare_image runs for every image.
-    steps_cache: List[Any] = field(default_factory=list, repr=False, compare=False)
+    steps_cache: Optional[Tuple[Any, Any]] = field(default=None, repr=False, compare=False)
 
     @property
     def on_cuda(self) -> bool:
@@ -260,12 +260,15 @@ _STEPS_LOCK = threading.Lock()
 
 def checked_input_steps(backbone: Backbone) -> Optional["InputSteps"]:
     """:func:`input_steps` of the backbone, checked once and then remembered on it."""
-    cache = backbone.steps_cache
-    if not cache or cache[0] is not backbone.preprocess:  # none yet, or a new transform
+    def current() -> bool:  # worked out, and for the transform the backbone has now
+        return backbone.steps_cache is not None and backbone.steps_cache[0] is backbone.preprocess
+
+    if not current():
         with _STEPS_LOCK:  # the decode threads ask at once for the first batch
-            if not cache or cache[0] is not backbone.preprocess:
-                cache[:] = [backbone.preprocess, input_steps(backbone)]
-    return cache[1]
+            if not current():
+                backbone.steps_cache = (backbone.preprocess, input_steps(backbone))
+    assert backbone.steps_cache is not None
+    return backbone.steps_cache[1]
 
 
 @dataclass(frozen=True)

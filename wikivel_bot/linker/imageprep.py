@@ -66,8 +66,8 @@ class ImagePrep:
         In numpy, not torch: this runs in the decode threads, and torch would split each of
         these small element-wise steps over its own OpenMP team per calling thread, whose
         start-up and spin-waiting cost more than the arithmetic and take the cores from the
-        model's forward pass (``bench/linker.py``, "a single-threaded finish" in
-        docs/benchmarks.md). The same IEEE float operations in the same order as
+        model's forward pass (``bench/linker.py``; docs/benchmarks.md, "Concurrent batches and
+        packed bf16 weights"). The same IEEE float operations in the same order as
         torchvision's, so the same bits (``same_output`` checks it).
         """
         dtype = np.dtype(str(torch.get_default_dtype()).split(".")[-1])

@@ -26,6 +26,7 @@ through freezing (:func:`preserved_attributes`) and is packed again after loadin
 
 # No ``from __future__ import annotations``: TorchScript reads PackedLinear's annotations.
 import contextlib
+import functools
 import logging
 import types
 import warnings
@@ -34,7 +35,7 @@ from typing import Any, Iterator, List, Optional, Tuple, Union
 import torch
 import torch.nn.functional as F
 
-from wikivel_bot.linker.pooled import MARK, standard_block
+from wikivel_bot.linker.pooled import standard_block
 
 log = logging.getLogger(__name__)
 
@@ -109,22 +110,24 @@ class PackedSelfAttention(torch.nn.Module):
         return self.out(attended.transpose(1, 2).reshape(batch, length, width))
 
 
-_SUPPORTED: List[bool] = []
-
-
+@functools.lru_cache(maxsize=None)
 def supported() -> bool:
     """Whether this torch build and CPU can pack bf16 weights (tried once on a tiny layer)."""
-    if not _SUPPORTED:
-        try:
-            weight = torch.randn(8, 16).to(torch.bfloat16)
-            x = torch.randn(3, 16).to(torch.bfloat16)
-            packed = torch.ops.mkldnn._reorder_linear_weight(weight, 3)
-            got = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
-            _SUPPORTED.append(bool(torch.equal(got, F.linear(x, weight))))
-        except (AttributeError, RuntimeError) as exc:
-            log.debug("bf16 weight packing unavailable: %s", exc)
-            _SUPPORTED.append(False)
-    return _SUPPORTED[0]
+    try:
+        weight = torch.randn(8, 16).to(torch.bfloat16)
+        x = torch.randn(3, 16).to(torch.bfloat16)
+        packed = torch.ops.mkldnn._reorder_linear_weight(weight, 3)
+        got = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+        return bool(torch.equal(got, F.linear(x, weight)))
+    except (AttributeError, RuntimeError) as exc:
+        log.debug("bf16 weight packing unavailable: %s", exc)
+        return False
+
+
+def _scripted(module: torch.nn.Module) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchScript's deprecation notice
+        return torch.jit.script(module)
 
 
 def pack_mlp_linears(model: Any) -> int:
@@ -142,9 +145,7 @@ def pack_mlp_linears(model: Any) -> int:
             layer = getattr(mlp, name, None)
             if type(layer) is torch.nn.Linear and layer.weight.dtype == torch.bfloat16 \
                     and layer.weight.device.type == "cpu":
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # TorchScript's deprecation notice
-                    scripted = torch.jit.script(PackedLinear(layer.weight, layer.bias))
+                scripted = _scripted(PackedLinear(layer.weight, layer.bias))
                 scripted.packed = _pack(layer.weight)
                 setattr(mlp, name, scripted)
                 count += 1
@@ -164,14 +165,12 @@ def pack_attention(model: Any) -> int:
         blocks = list(getattr(transformer, "resblocks", None) or [])
         sequence_first = not getattr(transformer, "batch_first", True)
         for block in blocks[:-1]:
-            if not standard_block(block) or getattr(block, MARK, False):
+            if not standard_block(block):
                 continue
             attn: torch.nn.MultiheadAttention = block.attn  # standard_block checked its type
             if attn.in_proj_weight.dtype != torch.bfloat16 or attn.in_proj_weight.device.type != "cpu":
                 continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # TorchScript's deprecation notice
-                packed_attention = torch.jit.script(PackedSelfAttention(attn, sequence_first))
+            packed_attention = _scripted(PackedSelfAttention(attn, sequence_first))
             for layer in (packed_attention.qkv, packed_attention.out):
                 layer.packed = _pack(layer.weight)
             block.packed_attention = packed_attention

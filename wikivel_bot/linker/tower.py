@@ -45,7 +45,8 @@ log = logging.getLogger(__name__)
 
 # 2: the traced tower computes only the class token in its last block (pooled.py); a
 # format-1 tower is still right but slower, and is exported again.
-# 3: bf16 MLP weights packed again at load (packed.py); a format-2 tower would run unpacked.
+# 3: bf16 MLP and attention weights packed again at load (packed.py); a format-2 tower
+# would run unpacked, on the native attention path.
 TOWER_FORMAT = 3
 DIRECTORY = "towers"
 META = "wikivel.json"
