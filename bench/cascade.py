@@ -1,4 +1,4 @@
-"""The cascade's cost beside its first stage, per image on CPU (issue budget: at most +30 %).
+"""The cascade's cost beside its first stage, per image on CPU (its budget: at most +30 %).
 
     .venv/bin/python bench/cascade.py [--threads 2] [--images 48] [--models wikivel-tiny,ViT-B-32]
                                       [--text-tokens 24[,32,16]] [--texts long[,mixed]] [--rounds 5] [--parts]

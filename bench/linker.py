@@ -19,7 +19,7 @@ No pretrained weights are needed (or used): every model runs with random weights
   search cost does not depend on what is in it. Reference (on a quarter of the images):
   per image ``Image.open``, ``preprocess``, ``encode_image`` of a batch of one in fp32, a
   full matmul over the index and ``topk``.
-* label-index texts/s: ``encoders.encode_texts`` (length-sorted batches of 256, trimmed to
+* label-index texts/s: ``text_tower.encode_texts`` (length-sorted batches of 256, trimmed to
   the batch's longest text) on synthetic item texts ("label, description", 3-20 tokens).
   Reference: ``encode_text(tokenizer([text]))`` one text at a time (77 positions) on 32 of
   them; also shown: the usual open_clip batch of 256 padded to 77.
@@ -60,7 +60,7 @@ from wikivel_bot.config import LinkerSettings  # noqa: E402
 from wikivel_bot.core.ranking import RankingRules  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
 from wikivel_bot.linker.clip import ClipLinker  # noqa: E402
-from wikivel_bot.linker.encoders import encode_texts  # noqa: E402
+from wikivel_bot.linker.backbone.text_tower import encode_texts  # noqa: E402
 from wikivel_bot.linker.link import link_files  # noqa: E402
 from wikivel_bot.linker.search import chunked_topk  # noqa: E402
 from wikivel_bot.types import MediaFile  # noqa: E402
@@ -186,7 +186,7 @@ def bench_texts(model: str, n: int, threads: int) -> Tuple[Rate, Rate, Rate]:
     """(ours, one-at-a-time reference, batched-77) texts/s for the item side."""
     import open_clip
 
-    from wikivel_bot.linker.encoders import load_backbone
+    from wikivel_bot.linker.backbone.encoders import load_backbone
     from wikivel_bot.linker.texts import render_item_text
 
     labels = SyntheticLabels(n, seed=1)
@@ -239,9 +239,9 @@ def cascade_parts(c: Any, files: List[Tuple[MediaFile, bytes]], rounds: int) -> 
     part at a time over the same prepared files: the image encode, the first stage's top 50 of
     the index, the file-text encode, the pair model over the 50 candidates."""
     from wikivel_bot.linker.base import Query
-    from wikivel_bot.linker.cascade import encode_file_texts, first_stage_queries
-    from wikivel_bot.linker.encoders import query_images
-    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.linker.cascade.linker import encode_file_texts, first_stage_queries
+    from wikivel_bot.linker.backbone.encoders import query_images
+    from wikivel_bot.linker.backbone.images import decode_image
 
     bb = c.backbone
     pixels = [c.prepare_image(decode_image(data, min_side=bb.image_size)) for _, data in files]
@@ -286,10 +286,10 @@ def bench_cascade(model: str, images: List[bytes], threads: int, cache: str, rou
 
     from wikivel_bot.config import CascadeSettings
     from wikivel_bot.core.verification import Calibration
-    from wikivel_bot.linker.cascade import CascadeLinker
-    from wikivel_bot.linker.cascade_checkpoint import save_cascade_checkpoint
+    from wikivel_bot.linker.cascade.linker import CascadeLinker
+    from wikivel_bot.linker.cascade.checkpoint import save_cascade_checkpoint
     from wikivel_bot.linker.clip import backbone_info
-    from wikivel_bot.linker.pair import DEFAULT_PAIR_ARGS
+    from wikivel_bot.linker.cascade.pair import DEFAULT_PAIR_ARGS
 
     text_tokens = text_tokens or CascadeSettings().text_tokens  # 0: the setting's default
     labels = SyntheticLabels(SMALL_ITEMS)
@@ -396,7 +396,7 @@ def precision_section(args: argparse.Namespace, tmp: Path) -> None:
     import open_clip
 
     from bench import linker_precision as lp
-    from wikivel_bot.linker import precision as prec
+    from wikivel_bot.linker.backbone import precision as prec
     from wikivel_bot.linker.texts import render_item_text
 
     labels = SyntheticLabels(SMALL_ITEMS)

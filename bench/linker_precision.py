@@ -11,7 +11,7 @@ first does; the previous default runs the eager model, as it did before there wa
 * images/s end to end: ``link_files`` on synthetic 330 px JPEG thumbnails (decode with draft,
   preprocess, encode, chunked top-k over an 18,522-item label index of random unit vectors,
   ranking rules);
-* label-index texts/s: ``encoders.encode_texts`` on synthetic item texts in each precision;
+* label-index texts/s: ``text_tower.encode_texts`` on synthetic item texts in each precision;
 * optionally the wall time of a whole 18,522-item label index built with ``auto``.
 
 Every model runs with random weights (``--weights random``): the arithmetic costs exactly
@@ -37,9 +37,9 @@ from wikivel_bot.config import LinkerSettings
 from wikivel_bot.core.ranking import RankingRules
 from wikivel_bot.linker import create_linker, prefetch
 from wikivel_bot.linker.clip import ClipLinker
-from wikivel_bot.linker.encoders import encode_texts
+from wikivel_bot.linker.backbone.text_tower import encode_texts
 from wikivel_bot.linker.link import link_files
-from wikivel_bot.linker.tower import ExportedBackbone
+from wikivel_bot.linker.backbone.tower import ExportedBackbone
 from wikivel_bot.types import MediaFile
 
 REPEAT = 5

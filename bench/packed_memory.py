@@ -1,4 +1,4 @@
-"""Resident memory that packing bf16 weights adds (``linker/packed.py``).
+"""Resident memory that packing bf16 weights adds (``linker/backbone/packed.py``).
 
     .venv/bin/python bench/packed_memory.py [--model ViT-B-32]
 
@@ -20,10 +20,10 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import torch  # noqa: E402
 
-from wikivel_bot.linker import packed  # noqa: E402
-from wikivel_bot.linker.encoders import load_backbone  # noqa: E402
-from wikivel_bot.linker.fastpath import sequence_first_text  # noqa: E402
-from wikivel_bot.linker.pooled import class_token_only  # noqa: E402
+from wikivel_bot.linker.backbone import packed  # noqa: E402
+from wikivel_bot.linker.backbone.encoders import load_backbone  # noqa: E402
+from wikivel_bot.linker.backbone.fastpath import sequence_first_text  # noqa: E402
+from wikivel_bot.linker.backbone.pooled import class_token_only  # noqa: E402
 
 
 def resident_mb() -> float:

@@ -1,4 +1,4 @@
-"""What computing only the pooled rows in each tower's last block saves (``linker/pooled.py``).
+"""What computing only the pooled rows in each tower's last block saves (``linker/backbone/pooled.py``).
 
     .venv/bin/python bench/pooled.py [--model ViT-B-32] [--precisions fp32,int8] [--images 32]
                                      [--texts 256] [--threads 2] [--repeat 5]
@@ -6,7 +6,7 @@
 For each precision, in one process and interleaved rounds, the same linker with the cut and
 without it (the last block's original forward restored, the text path forced whole):
 images/s end to end (``link_files``: decode, preprocess, encode, search over 18,522 random
-unit vectors, ranking rules) and label-index texts/s (``encoders.encode_texts``), by wall and
+unit vectors, ranking rules) and label-index texts/s (``text_tower.encode_texts``), by wall and
 by process CPU time; and the largest difference between the two sides' embeddings. Random
 weights (the cost of trained ones). Prints a Markdown table for docs/benchmarks.md.
 """
@@ -28,9 +28,9 @@ import torch  # noqa: E402
 from bench import linker_precision as lp  # noqa: E402
 from bench.linker import SMALL_ITEMS, SyntheticLabels, random_index, thumbnails  # noqa: E402
 from wikivel_bot.core.ranking import RankingRules  # noqa: E402
-from wikivel_bot.linker import encoders  # noqa: E402
+from wikivel_bot.linker.backbone import text_tower  # noqa: E402
 from wikivel_bot.linker.link import link_files  # noqa: E402
-from wikivel_bot.linker.precision import cpu_flags, cpu_model, named_flags  # noqa: E402
+from wikivel_bot.linker.backbone.precision import cpu_flags, cpu_model, named_flags  # noqa: E402
 from wikivel_bot.linker.texts import render_item_text  # noqa: E402
 from wikivel_bot.types import MediaFile  # noqa: E402
 
@@ -41,12 +41,12 @@ def uncut(fn: Callable[[], Any], linker: Any) -> Callable[[], Any]:
 
     def run() -> Any:
         cut_forward = block.__dict__.pop("forward", None)
-        saved = encoders.standard_block
-        encoders.standard_block = lambda _block: False
+        saved = text_tower.standard_block
+        text_tower.standard_block = lambda _block: False
         try:
             return fn()
         finally:
-            encoders.standard_block = saved
+            text_tower.standard_block = saved
             if cut_forward is not None:
                 block.forward = cut_forward
     return run
@@ -82,11 +82,11 @@ def main() -> None:
         with torch.inference_mode():
             cut_image = backbone.model.encode_image(pixels).float()
             whole_image = uncut(lambda: backbone.model.encode_image(pixels), linker)().float()
-        cut_text = encoders.encode_texts(backbone, texts[:64])
-        whole_text = uncut(lambda: encoders.encode_texts(backbone, texts[:64]), linker)()
+        cut_text = text_tower.encode_texts(backbone, texts[:64])
+        whole_text = uncut(lambda: text_tower.encode_texts(backbone, texts[:64]), linker)()
         diff = max(float((cut_image - whole_image).abs().max()), float((cut_text - whole_text).abs().max()))
         link = lambda: link_files(linker, files, rules=rules)  # noqa: E731
-        encode = lambda: encoders.encode_texts(backbone, texts)  # noqa: E731
+        encode = lambda: text_tower.encode_texts(backbone, texts)  # noqa: E731
         link(), uncut(link, linker)()  # warm-up: oneDNN picks and caches its kernels
         image_s = lp.medians({"cut": link, "whole": uncut(link, linker)}, args.repeat)
         text_s = lp.medians({"cut": encode, "whole": uncut(encode, linker)}, args.repeat)

@@ -57,7 +57,7 @@ def main() -> None:
     import numpy as np
     from PIL import Image
 
-    from wikivel_bot.linker.precision import cpu_model
+    from wikivel_bot.linker.backbone.precision import cpu_model
 
     work = Path(tempfile.mkdtemp(prefix="wikivel-startup-"))
     buffer = io.BytesIO()

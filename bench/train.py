@@ -18,7 +18,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 torch.set_num_threads(2)
-from wikivel_bot.linker.encoders import load_backbone, encode_images, encode_texts
+from wikivel_bot.linker.backbone.encoders import encode_images, load_backbone
+from wikivel_bot.linker.backbone.text_tower import encode_texts
 from PIL import Image
 bb = load_backbone("ViT-B-32", "", "random", "cpu", 2)
 imgs = [Image.fromarray((np.random.default_rng(i).random((330, 330, 3))*255).astype(np.uint8)) for i in range(128)]

@@ -85,7 +85,7 @@ def test_verifier_is_calibrated_on_held_out_files(trained):
 def test_training_output_and_checkpoint(trained):
     root, output, _ = trained
     assert "stopped: epochs after" in output and "synthetic dataset" in output
-    from wikivel_bot.linker.cascade_checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
 
     checkpoint = load_cascade_checkpoint(root / "cascade" / "best.pt")
     assert checkpoint.first_stage_linker == "naive-mlp" and checkpoint.first_stage["linker"] == "naive-mlp"
@@ -126,7 +126,7 @@ def test_suggestions_carry_alpha_and_probability(trained):
     assert ordered == sorted(ordered, reverse=True)  # ranked by score, probability monotone in it
     # The same picture without any text: the image takes the whole weight.
     from wikivel_bot.linker.base import Query
-    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.linker.backbone.images import decode_image
 
     image = decode_image(data, min_side=linker.backbone.image_size)
     alone = linker.search_details([Query("no text", image, "")], 5)[0]
@@ -166,8 +166,8 @@ def test_a_trained_cascade_reads_file_texts_cut_as_in_its_training(trained):
     from wikivel_bot.config import CascadeSettings, LinkerSettings
     from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.base import Query
-    from wikivel_bot.linker.cascade_checkpoint import load_cascade_checkpoint
-    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.backbone.images import decode_image
     from wikivel_bot.train.dataset import image_store, load_dataset, open_labels
 
     root, _, _ = trained
@@ -311,7 +311,7 @@ def test_verifier_probability_is_the_cascades_own_and_monotone(trained):
     linker = create_linker("naive-mlp", _settings(root))
     linker.attach(open_labels(dataset), settings.cache_dir)
     from wikivel_bot.linker.base import Query
-    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.linker.backbone.images import decode_image
 
     media, data, _ = files[0]
     query = Query(media.title, decode_image(data), linker.verifier.query_text(media))
@@ -413,7 +413,7 @@ def test_fusion_and_zero_shot_first_stages(trained):
     """Any first stage: a cascade trained over a fusion checkpoint, and an untrained one over zero-shot."""
     from wikivel_bot.config import CascadeSettings
     from wikivel_bot.linker import create_linker, link_files
-    from wikivel_bot.linker.cascade_checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
     from wikivel_bot.linker.link import rules_from_settings
     from wikivel_bot.train.dataset import open_labels
 
@@ -453,7 +453,7 @@ def test_fusion_and_zero_shot_first_stages(trained):
 
 def _query(linker, file, text=None):
     from wikivel_bot.linker.base import Query
-    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.linker.backbone.images import decode_image
 
     media, data, _ = file
     return Query(media.title, decode_image(data), linker.query_text(media) if text is None else text)

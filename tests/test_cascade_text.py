@@ -1,10 +1,10 @@
-"""The file text the cascade reads (linker/cascade_text.py) and how it is cut (linker/cascade.py)."""
+"""The file text the cascade reads (linker/cascade/text.py) and how it is cut (linker/cascade/linker.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from wikivel_bot.linker.cascade_text import cascade_file_text, descriptive_categories, media_text
+from wikivel_bot.linker.cascade.text import cascade_file_text, descriptive_categories, media_text
 from wikivel_bot.types import MediaFile
 
 
@@ -33,7 +33,7 @@ def test_short_tokens_keep_an_end_of_text_token():
     pytest.importorskip("open_clip")
     import open_clip
 
-    from wikivel_bot.linker.cascade import short_tokens
+    from wikivel_bot.linker.cascade.linker import short_tokens
 
     tokenizer = open_clip.get_tokenizer("ViT-B-32")
     long_text = " ".join(["fox"] * 60)
@@ -46,7 +46,7 @@ def test_short_tokens_keep_an_end_of_text_token():
 
 
 def test_length_groups_pad_each_text_to_its_own_kind():
-    from wikivel_bot.linker.encoders import length_groups
+    from wikivel_bot.linker.backbone.text_tower import length_groups
 
     lengths = [32, 5, 32, 6, 31, 7, 5, 30, 32, 6]
     groups = length_groups(lengths, slack=8, min_group=4)
@@ -63,18 +63,20 @@ def test_file_texts_of_mixed_lengths_encode_as_each_alone(monkeypatch):
     torch = pytest.importorskip("torch")
     pytest.importorskip("open_clip")
     from tests.linker_support import tiny_settings
-    from wikivel_bot.linker import cascade, create_linker, encoders
-    from wikivel_bot.linker.cascade import encode_file_texts
+    from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.backbone import text_tower
+    from wikivel_bot.linker.cascade import linker as cascade
+    from wikivel_bot.linker.cascade.linker import encode_file_texts
 
     backbone = create_linker("fusion", tiny_settings(precision="fp32")).backbone
     long = "Church of Saint Mary in the snow at night, seen from the market square with lights"
     texts = ["Fox", long, "", "A red church", long + " and a tram", "Tram 7", "Bridge", "Owl", "Tram " + long,
              "Snow. " + long]
     widths = []
-    real = encoders.encode_tokens
+    real = text_tower.encode_tokens
 
     def spy(bb, tokens, model=None):
-        widths.append(int(encoders.token_lengths(tokens).max()))
+        widths.append(int(text_tower.token_lengths(tokens).max()))
         return real(bb, tokens, model)
 
     monkeypatch.setattr(cascade, "encode_tokens", spy)

@@ -2,8 +2,8 @@
 
 Each case runs the real command in a subprocess, as a user would, and asserts: a non-zero
 exit code, exactly one line on stderr that starts with ``error:`` and names what was wrong,
-and no ``Traceback``. The cases are the ones seen in issue 12 (each ended in a traceback or
-said something misleading before).
+and no ``Traceback``. The cases are the ones found by running the commands as an operator
+would (each ended in a traceback or said something misleading before).
 """
 
 from __future__ import annotations

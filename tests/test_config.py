@@ -130,7 +130,7 @@ def test_cli_reads_wikivel_toml_from_the_working_directory(tmp_path: Path) -> No
     assert f"{tmp_path}/q.sqlite" in result.stdout and "wikivel.toml" in result.stdout
 
 
-# -- issue 12: dry run is sticky, empty booleans are errors, numbers are in range, secrets hidden
+# -- fail-safe settings: dry run is sticky, empty booleans are errors, numbers are in range, secrets hidden
 
 
 def test_a_dry_run_in_the_file_cannot_be_cancelled_by_the_environment(tmp_path: Path) -> None:

@@ -190,7 +190,7 @@ def test_dry_run_daemon_end_to_end(wiki: TestWiki, tmp_path: Path) -> None:
         assert wiki.write_count() == writes_before == 0
         (row,) = store.audit_rows(page_id=new.pageid)
         assert (row["qid"], row["outcome"], row["reviewer"]) == (qid, "dry_run", "Ann")
-        # The approval is kept for a real write (issue 12.1).
+        # The approval is kept for a real write (a dry run is only an audit record).
         assert store.counts()["candidates"][CandidateState.APPROVED.value] == 1
         # The kill switch: anything but "run" pauses writing, and status says why.
         set_stop_page(wiki, "stop — reverting a bad batch")

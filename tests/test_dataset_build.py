@@ -20,7 +20,8 @@ from tests.train_support import (
 )
 from wikivel_bot.errors import DumpError, UsageError
 from wikivel_bot.train.builder import BuildOptions, build_dataset
-from wikivel_bot.train.dataset import file_name, load_dataset, split_assignment
+from wikivel_bot.train.dataset import load_dataset, split_assignment
+from wikivel_bot.train.filenames import file_name
 from wikivel_bot.train.pages import category_links, iter_pages
 
 EXPECTED = fixture_module().EXPECTED

@@ -3,6 +3,11 @@
 types/errors ← core ← everything else; torch only in linker/ and train/; pywikibot only in
 commons/; SQLAlchemy/Alembic only in queue/ (and migrations/); click only in cli/. Imports
 inside functions count too: a lazy import still drags the package in when it runs.
+
+Between our own modules: the import graph of ``wikivel_bot`` has no cycle at all, and the
+linker room keeps its floors (docs/architecture.md): ``backbone/`` at the bottom, the contract
+(``base``, ``spec``...) above it, the implementations above that, the ``cascade/`` sub-room
+above the CLIP linker it uses, and ``factory`` on top, imported by nothing below it.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Iterator, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wikivel_bot"
@@ -48,6 +53,72 @@ def imports(path: Path) -> Iterator[Tuple[str, int]]:
                 yield alias.name, node.lineno
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             yield node.module, node.lineno
+
+
+# -- the graph of our own modules -------------------------------------------------------------
+
+def module_name(path: Path, root: Path) -> str:
+    """``wikivel_bot/linker/__init__.py`` -> ``wikivel_bot.linker``."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: Path) -> Dict[str, Set[str]]:
+    """Module -> the modules of ``package`` it imports (at the top or inside a function).
+
+    ``from a.b import c`` is an edge to ``a.b.c`` when that is a module, else to ``a.b`` (the
+    name is defined there); relative imports are resolved. A module's parent packages, which
+    Python also runs, are not counted: a package's ``__init__`` is its front door, and the
+    rules below keep the modules inside from importing it.
+    """
+    root = package.parent
+    paths = {module_name(path, root): path for path in sorted(package.rglob("*.py"))}
+    graph: Dict[str, Set[str]] = {}
+    for name, path in paths.items():
+        is_package = path.name == "__init__.py"
+        deps: Set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = name.split(".") if is_package else name.split(".")[:-1]
+                    anchor = anchor[:len(anchor) - (node.level - 1)]
+                    base = ".".join(anchor + ([base] if base else []))
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in paths:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def find_cycle(graph: Dict[str, Set[str]]) -> Optional[List[str]]:
+    """One import cycle as ``[a, b, ..., a]``, or None (depth-first, iterative)."""
+    state: Dict[str, int] = {}  # 1 on the current path, 2 finished
+    for start in sorted(graph):
+        if start in state:
+            continue
+        path: List[str] = [start]
+        todo: List[Iterator[str]] = [iter(sorted(graph[start]))]
+        state[start] = 1
+        while todo:
+            nxt = next(todo[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                todo.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                todo.append(iter(sorted(graph.get(nxt, ()))))
+    return None
 
 
 def subpackage(path: Path) -> str:
@@ -109,3 +180,114 @@ def test_cli_starts_without_torch_or_pywikibot() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == ""
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    """No module imports (through any chain, lazily or not) a module that imports it back.
+
+    When two modules need each other, the shared piece moves down a floor (HOUSE_STYLE 14).
+    """
+    cycle = find_cycle(import_graph(PACKAGE))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_cycle_finder_sees_a_cycle_through_a_lazy_and_a_relative_import(tmp_path: Path) -> None:
+    """The finder itself must see cycles (or the test above proves nothing)."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pkg.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("from . import c\n")
+    (pkg / "sub" / "c.py").write_text("def f():\n    from pkg.a import thing\n")
+    graph = import_graph(pkg)
+    assert graph["pkg.a"] == {"pkg.sub.b"} and graph["pkg.sub.b"] == {"pkg.sub.c"}
+    assert find_cycle(graph) == ["pkg.a", "pkg.sub.b", "pkg.sub.c", "pkg.a"]
+    (pkg / "sub" / "c.py").write_text("def f():\n    return 1\n")
+    assert find_cycle(import_graph(pkg)) is None
+
+
+# -- the linker room's floors -----------------------------------------------------------------
+
+LINKER = "wikivel_bot.linker"
+# Top floor first. A linker module may import linker modules on its own floor or below, never
+# above; the package's __init__ (the front door that re-exports the public names) stands
+# outside the floors and nothing in the room imports it.
+LINKER_FLOORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    ("factory", ("factory", "parity")),
+    ("cascade", ("cascade",)),
+    ("implementations", ("clip", "baselines", "checkpoint", "link")),
+    ("contract", ("base", "spec", "texts", "heads", "index", "search")),
+    ("backbone", ("backbone",)),
+)
+
+
+def linker_floor(module: str) -> int:
+    """The floor of a module of the linker room (0 = top); fails for a module on no floor."""
+    first = module[len(LINKER) + 1:].split(".")[0]
+    for number, (_, members) in enumerate(LINKER_FLOORS):
+        if first in members:
+            return number
+    raise AssertionError(f"{module} is on no floor of LINKER_FLOORS: give it one (and a row in docs/architecture.md)")
+
+
+def linker_modules(graph: Dict[str, Set[str]]) -> List[str]:
+    return sorted(m for m in graph if m.startswith(LINKER + "."))
+
+
+def test_every_linker_module_has_a_floor() -> None:
+    for module in linker_modules(import_graph(PACKAGE)):
+        linker_floor(module)
+
+
+def floor_problems(graph: Dict[str, Set[str]]) -> List[str]:
+    """Every import in the linker room that goes up a floor or through the front door."""
+    problems = []
+    for module in linker_modules(graph):
+        for dep in sorted(graph[module]):
+            if dep == LINKER:
+                problems.append(f"{module} imports the package front door {LINKER}: import the module itself")
+            elif dep.startswith(LINKER + ".") and linker_floor(dep) < linker_floor(module):
+                problems.append(f"{module} ({LINKER_FLOORS[linker_floor(module)][0]}) imports {dep} "
+                                f"({LINKER_FLOORS[linker_floor(dep)][0]}), a floor above it")
+    return problems
+
+
+def test_linker_imports_go_down_the_floors_only() -> None:
+    problems = floor_problems(import_graph(PACKAGE))
+    assert not problems, "linker floors broken:\n" + "\n".join(problems)
+
+
+def test_nothing_below_the_factory_imports_it() -> None:
+    graph = import_graph(PACKAGE)
+    importers = sorted(m for m in linker_modules(graph) if f"{LINKER}.factory" in graph[m])
+    assert importers == [f"{LINKER}.parity"], importers
+
+
+def test_the_backbone_imports_nothing_of_the_linker_outside_itself() -> None:
+    """The backbone can be read, benchmarked and replaced on its own."""
+    graph = import_graph(PACKAGE)
+    problems = [f"{m} imports {d}" for m in linker_modules(graph) if m.startswith(f"{LINKER}.backbone")
+                for d in sorted(graph[m]) if d.startswith(LINKER) and not d.startswith(f"{LINKER}.backbone")]
+    assert not problems, "\n".join(problems)
+
+
+def test_only_the_factory_builds_from_the_cascade_room() -> None:
+    """Inside the linker room, the cascade is reached through the factory alone."""
+    graph = import_graph(PACKAGE)
+    outside = [m for m in linker_modules(graph) if not m.startswith(f"{LINKER}.cascade")]
+    importers = sorted(m for m in outside if any(d.startswith(f"{LINKER}.cascade") for d in graph[m]))
+    assert importers == [f"{LINKER}.factory"], importers
+
+
+def test_the_floor_rule_catches_an_upward_import_and_the_front_door() -> None:
+    """The floor check itself must see a wrong import (or the test above proves nothing)."""
+    graph = {
+        f"{LINKER}.backbone.encoders": {f"{LINKER}.clip"},   # up two floors
+        f"{LINKER}.clip": {f"{LINKER}.backbone.encoders", LINKER},  # down: fine; the front door: not
+        f"{LINKER}.spec": set(),
+    }
+    problems = floor_problems(graph)
+    assert len(problems) == 2
+    assert "backbone.encoders (backbone) imports wikivel_bot.linker.clip (implementations)" in problems[0]
+    assert "front door" in problems[1]

@@ -12,7 +12,7 @@ from tests.commons_support import CONTACT, media_requests
 from tests.commons_support import local_only, pywikibot_dir, site, site_settings, wiki  # noqa: F401 - fixtures
 from wikivel_bot.commons.item_images import ItemImageCache, cache_directory
 from wikivel_bot.commons.thumbnails import ThumbnailClient
-from wikivel_bot.linker.images import decode_image
+from wikivel_bot.linker.backbone.images import decode_image
 
 NAMES = ["Black_cat_on_sofa.jpg", "Dog in the park.jpg", "Truncated upload.jpg", "No such file here.jpg"]
 

@@ -27,7 +27,7 @@ from tests.linker_support import (  # noqa: E402
 )
 from wikivel_bot.cli import main  # noqa: E402
 from wikivel_bot.linker import list_linkers  # noqa: E402
-from wikivel_bot.linker import weights as weights_module  # noqa: E402
+from wikivel_bot.linker.backbone import weights as weights_module  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = animals_label_set()

@@ -11,9 +11,9 @@ from tests.linker_support import animals_label_set, tiny_settings  # noqa: E402
 from wikivel_bot.errors import LinkerError  # noqa: E402
 from wikivel_bot.linker import checkpoint as ckpt  # noqa: E402
 from wikivel_bot.linker.clip import backbone_info, build_clip_linker  # noqa: E402
-from wikivel_bot.linker.encoders import text_tower_state  # noqa: E402
+from wikivel_bot.linker.backbone.text_tower import text_tower_state  # noqa: E402
 from wikivel_bot.linker.heads import FusionHead, MLPHead, NaiveHeads, build_heads  # noqa: E402
-from wikivel_bot.linker.registry import get_spec  # noqa: E402
+from wikivel_bot.linker.spec import get_spec  # noqa: E402
 
 
 def test_mlp_head_layers_follow_the_paper():

@@ -15,7 +15,7 @@ np = pytest.importorskip("numpy")
 from tests.linker_support import animals_label_set, tiny_model_file, tiny_settings  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
 from wikivel_bot.linker.clip import ClipLinker  # noqa: E402
-from wikivel_bot.linker.encoders import encode_texts, token_lengths  # noqa: E402
+from wikivel_bot.linker.backbone.text_tower import encode_texts, token_lengths  # noqa: E402
 
 ROOT = Path(__file__).parents[1]
 

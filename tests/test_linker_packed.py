@@ -14,9 +14,10 @@ from PIL import Image  # noqa: E402
 
 from tests.linker_support import animals_label_set, tiny_settings  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
-from wikivel_bot.linker import packed  # noqa: E402
-from wikivel_bot.linker.encoders import checked_input_steps, encode_texts, load_backbone, prepare_image  # noqa: E402
-from wikivel_bot.linker.tower import ExportedBackbone  # noqa: E402
+from wikivel_bot.linker.backbone import packed  # noqa: E402
+from wikivel_bot.linker.backbone.encoders import checked_input_steps, load_backbone, prepare_image  # noqa: E402
+from wikivel_bot.linker.backbone.text_tower import encode_texts  # noqa: E402
+from wikivel_bot.linker.backbone.tower import ExportedBackbone  # noqa: E402
 
 LABELS = animals_label_set()
 needs_packing = pytest.mark.skipif(not packed.supported(), reason="this CPU / torch build cannot pack bf16 weights")

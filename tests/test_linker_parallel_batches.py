@@ -16,8 +16,8 @@ from tests.linker_support import animals_label_set, image_bytes, tiny_settings  
 from wikivel_bot.core.ranking import RankingRules  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
 from wikivel_bot.linker.link import Linked, LinkFailed, link_files  # noqa: E402
-from wikivel_bot.linker.parallel_batches import run_units, units, worker_count  # noqa: E402
-from wikivel_bot.linker.verifier import VerifiedLinker  # noqa: E402
+from wikivel_bot.linker.backbone.parallel_batches import run_units, units, worker_count  # noqa: E402
+from wikivel_bot.linker.cascade.verifier import VerifiedLinker  # noqa: E402
 from wikivel_bot.types import MediaFile  # noqa: E402
 
 LABELS = animals_label_set()

@@ -1,4 +1,4 @@
-"""The last block computes only the pooled rows (linker/pooled.py): the same embeddings.
+"""The last block computes only the pooled rows (linker/backbone/pooled.py): the same embeddings.
 
 On the tiny test model (2 blocks, so the cut block is half the tower) and fp32, against
 open_clip's own uncut forward: image embeddings at the class token, text embeddings at the
@@ -15,8 +15,8 @@ pytest.importorskip("open_clip")
 
 from tests.linker_support import tiny_settings  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
-from wikivel_bot.linker.encoders import encode_tokens  # noqa: E402
-from wikivel_bot.linker.pooled import MARK, class_token_only  # noqa: E402
+from wikivel_bot.linker.backbone.text_tower import encode_tokens  # noqa: E402
+from wikivel_bot.linker.backbone.pooled import MARK, class_token_only  # noqa: E402
 
 TEXTS = ["a", "a red church", "the tower of a church in the snow at night, with its lights on", ""]
 
@@ -66,14 +66,14 @@ def test_texts_of_different_lengths_keep_their_embeddings(backbone):
 def test_training_runs_the_whole_last_block(backbone, monkeypatch):
     import copy
 
-    from wikivel_bot.linker import pooled
+    from wikivel_bot.linker.backbone import pooled
 
     tokens = backbone.tokenizer(TEXTS)
     with torch.inference_mode():
         expected = encode_tokens(backbone, tokens)
     trainable = copy.deepcopy(backbone.model).requires_grad_(True)  # as train/ does with the text tower
     calls = []
-    monkeypatch.setattr("wikivel_bot.linker.encoders.last_block_rows",
+    monkeypatch.setattr("wikivel_bot.linker.backbone.text_tower.last_block_rows",
                         lambda *a, **k: calls.append(1) or pooled.last_block_rows(*a, **k))
     with torch.enable_grad():
         features = encode_tokens(backbone, tokens, model=trainable)

@@ -16,10 +16,10 @@ from tests.linker_support import animals_label_set, image_bytes, tiny_settings  
 from wikivel_bot.core.ranking import RankingRules  # noqa: E402
 from wikivel_bot.errors import FileUnavailable, UsageError  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
-from wikivel_bot.linker import precision as prec  # noqa: E402
+from wikivel_bot.linker.backbone import precision as prec  # noqa: E402
 from wikivel_bot.linker.link import Linked, link_files  # noqa: E402
 from wikivel_bot.linker.parity import check_precisions, synthetic_images  # noqa: E402
-from wikivel_bot.linker.prefetch import prefetched_batches  # noqa: E402
+from wikivel_bot.linker.backbone.prefetch import prefetched_batches  # noqa: E402
 from wikivel_bot.types import MediaFile  # noqa: E402
 
 LABELS = animals_label_set()
@@ -176,7 +176,8 @@ def test_bf16_weights_and_int8_layers_are_really_in_place():
 
 def test_text_tower_runs_sequence_first_with_the_same_embeddings():
     """The fast path's sequence-first text stack computes what open_clip's batch-first one does."""
-    from wikivel_bot.linker.encoders import encode_texts, load_backbone
+    from wikivel_bot.linker.backbone.encoders import load_backbone
+    from wikivel_bot.linker.backbone.text_tower import encode_texts
 
     settings = tiny_settings(precision="fp32")
     linker = create_linker("fusion", settings)  # fusion reads file text: the full model
@@ -189,8 +190,8 @@ def test_text_tower_runs_sequence_first_with_the_same_embeddings():
 
 
 def test_the_cuda_branch_keeps_fp32_weights_under_autocast():
-    from wikivel_bot.linker.encoders import image_batch_size, IMAGE_BATCH_CUDA
-    from wikivel_bot.linker.fastpath import apply_precision
+    from wikivel_bot.linker.backbone.encoders import image_batch_size, IMAGE_BATCH_CUDA
+    from wikivel_bot.linker.backbone.fastpath import apply_precision
 
     linker = create_linker("zero-shot", tiny_settings(precision="fp32"))
     backbone = linker.backbone
@@ -231,7 +232,8 @@ def test_synthetic_images_are_deterministic():
 def test_warm_start_cache_gives_the_same_model_and_survives_damage(tmp_path):
     from PIL import Image
 
-    from wikivel_bot.linker.encoders import encode_images, encode_texts
+    from wikivel_bot.linker.backbone.encoders import encode_images
+    from wikivel_bot.linker.backbone.text_tower import encode_texts
 
     image = Image.new("RGB", (40, 30), (90, 160, 20))
     for name in ("fp32", "bf16", "int8"):

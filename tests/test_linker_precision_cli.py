@@ -13,7 +13,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file, write_animals_artifact  # noqa: E402
 from wikivel_bot.cli import main  # noqa: E402
-from wikivel_bot.linker import precision as prec  # noqa: E402
+from wikivel_bot.linker.backbone import precision as prec  # noqa: E402
 
 TINY = ["--model", TINY_MODEL, "--weights", "random", "--device", "cpu"]
 
@@ -128,7 +128,7 @@ def test_linkers_lists_the_documented_backbones(run):
 def test_mobileclip2_s0_is_a_real_open_clip_choice():
     import open_clip
 
-    from wikivel_bot.linker.backbones import BACKBONES
+    from wikivel_bot.linker.backbone.backbones import BACKBONES
 
     for choice in BACKBONES:
         assert choice.pretrained in open_clip.list_pretrained_tags_by_model(choice.model)

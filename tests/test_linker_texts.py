@@ -42,7 +42,7 @@ def test_zero_shot_encodes_the_naive_clip_item_text_without_a_prompt(tmp_path):
     from tests.linker_support import tiny_settings
     from wikivel_bot.labels import label_set_from_records
     from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.encoders import encode_texts
+    from wikivel_bot.linker.backbone.text_tower import encode_texts
 
     labels = label_set_from_records([
         {"qid": "Q146", "label": "house cat", "description": "domesticated feline"},

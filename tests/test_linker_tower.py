@@ -1,4 +1,4 @@
-"""Start fast (issue 16, point 4): the exported image tower and the torchvision-free
+"""Start fast (part of the CPU fast path): the exported image tower and the torchvision-free
 preprocessing give the suggestions of the full model, a warm ``suggest`` imports neither
 open_clip nor torchvision, stale or damaged exports are not used, and a failed export is
 said once and not retried."""
@@ -22,13 +22,14 @@ from wikivel_bot.core.ranking import RankingRules  # noqa: E402
 from wikivel_bot.linker import checkpoint as ckpt  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
 from wikivel_bot.linker.clip import backbone_info  # noqa: E402
-from wikivel_bot.linker.encoders import load_backbone, text_tower_state  # noqa: E402
+from wikivel_bot.linker.backbone.encoders import load_backbone  # noqa: E402
+from wikivel_bot.linker.backbone.text_tower import text_tower_state  # noqa: E402
 from wikivel_bot.linker.heads import NaiveHeads  # noqa: E402
-from wikivel_bot.linker.imageprep import ImagePrep, from_transform, same_output, sample_images  # noqa: E402
-from wikivel_bot.linker.images import decode_image  # noqa: E402
+from wikivel_bot.linker.backbone.imageprep import ImagePrep, from_transform, same_output, sample_images  # noqa: E402
+from wikivel_bot.linker.backbone.images import decode_image  # noqa: E402
 from wikivel_bot.linker.link import Linked, link_files  # noqa: E402
-from wikivel_bot.linker.registry import get_spec  # noqa: E402
-from wikivel_bot.linker.tower import ExportedBackbone, export_tower, tower_key, tower_path  # noqa: E402
+from wikivel_bot.linker.spec import get_spec  # noqa: E402
+from wikivel_bot.linker.backbone.tower import ExportedBackbone, export_tower, tower_key, tower_path  # noqa: E402
 from wikivel_bot.types import MediaFile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,12 +218,12 @@ def test_a_failed_export_is_said_once_and_the_ordinary_start_goes_on(tmp_path, c
     backbone = load_backbone(settings.model, weights="random", device="cpu")
     # A real open_clip transform this module cannot reproduce (longest-side resize and pad).
     backbone.preprocess = image_transform(backbone.image_size, is_train=False, resize_mode="longest")
-    with caplog.at_level(logging.WARNING, logger="wikivel_bot.linker.tower"):
+    with caplog.at_level(logging.WARNING, logger="wikivel_bot.linker.backbone.tower"):
         assert export_tower(backbone, key, str(tmp_path)) is None
         assert export_tower(backbone, key, str(tmp_path)) is None
         linker = create_linker("zero-shot", settings)
         create_linker("zero-shot", settings)
-    said = [r.getMessage() for r in caplog.records if r.name == "wikivel_bot.linker.tower"]
+    said = [r.getMessage() for r in caplog.records if r.name == "wikivel_bot.linker.backbone.tower"]
     assert len(said) == 1 and "fast start is not available" in said[0] and "ResizeKeepRatio" in said[0]
     assert tower_path(str(tmp_path), key).with_suffix(".failed").is_file()
     assert not tower_path(str(tmp_path), key).exists()

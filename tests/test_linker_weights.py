@@ -11,9 +11,9 @@ pytest.importorskip("open_clip")
 
 from tests.linker_support import tiny_settings  # noqa: E402
 from wikivel_bot.errors import LinkerError  # noqa: E402
-from wikivel_bot.linker import weights as weights_module  # noqa: E402
-from wikivel_bot.linker.encoders import load_backbone, resolve_device  # noqa: E402
-from wikivel_bot.linker.weights import resolve_weights  # noqa: E402
+from wikivel_bot.linker.backbone import weights as weights_module  # noqa: E402
+from wikivel_bot.linker.backbone.encoders import load_backbone, resolve_device  # noqa: E402
+from wikivel_bot.linker.backbone.weights import resolve_weights  # noqa: E402
 
 
 def test_uncached_tag_without_network_fails_fast_with_instructions(monkeypatch):

@@ -1,4 +1,4 @@
-"""The cascade's pair model: shapes, masks, attentive α (linker/pair.py)."""
+"""The cascade's pair model: shapes, masks, attentive α (linker/cascade/pair.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 from wikivel_bot.errors import LinkerError  # noqa: E402
-from wikivel_bot.linker.pair import build_pair_model, pair_args  # noqa: E402
+from wikivel_bot.linker.cascade.pair import build_pair_model, pair_args  # noqa: E402
 
 DIM = 16
 

@@ -74,7 +74,7 @@ def free_port() -> int:
 
 
 def has_follow_option() -> bool:
-    """Whether `write` already processes what is approved and exits (issue 12, point 8)."""
+    """Whether `write` already processes what is approved and exits (``--follow`` waits for more)."""
     result = subprocess.run([sys.executable, "-m", "wikivel_bot", "write", "--help"], capture_output=True,
                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     return "--follow" in result.stdout
@@ -176,7 +176,7 @@ def terminal(tmp_path: Path) -> Terminal:
 FOLLOW = has_follow_option()
 
 
-@pytest.mark.xfail(not FOLLOW, strict=True, reason="needs the lead's issue-12 write path: a dry run keeps the "
+@pytest.mark.xfail(not FOLLOW, strict=True, reason="needs the write path where a dry run keeps the "
                    "approval and a bare `write` exits after handling what is approved (`--follow` waits)")
 def test_readme_journey_runs_line_by_line(terminal: Terminal) -> None:
     lines = journey_lines()

@@ -19,7 +19,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     wiki,
 )
 from wikivel_bot.commons.revert import StatementReverter, revert_batch, revert_summary
-from wikivel_bot.commons.writer import StatementWriter, WriteRefused, write_approved
+from wikivel_bot.commons.write_loop import write_approved
+from wikivel_bot.commons.writer import StatementWriter, WriteRefused
 from wikivel_bot.errors import NotFound
 from wikivel_bot.queue.revert_queries import RevertQueue
 

@@ -1,4 +1,4 @@
-"""Issue 12: `status` and `write` tell the operator the truth.
+"""`status` and `write` tell the operator the truth.
 
 `status` shows who holds claimed work and until when, why approved pairs are still approved,
 and calls a daemon whose heartbeat stopped "not responding"; `write` handles what is approved

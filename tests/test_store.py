@@ -247,7 +247,7 @@ def test_edit_outcomes_move_the_pair(store: Store, outcome, state, edit_outcome)
 
 
 def test_a_dry_run_keeps_the_approval_for_a_real_write(store: Store) -> None:
-    """Issue 12.1: a simulated write is an audit record; the pair stays approved, a dry-run
+    """A simulated write is an audit record; the pair stays approved, a dry-run
     claimer does not take it again, a real writer does, and a new approval re-arms it."""
     linked_file(store, 1, ["Q146"])
     store.record_decision(1, "Q146", DecisionAction.APPROVE, "Bob", "cli")
@@ -267,7 +267,7 @@ def test_a_dry_run_keeps_the_approval_for_a_real_write(store: Store) -> None:
 
 
 def test_a_lease_is_confirmed_renewed_and_released(db_url: str) -> None:
-    """Issue 12.3: a writer keeps its lease alive; a lost lease is detected before the edit;
+    """A writer keeps its lease alive; a lost lease is detected before the edit;
     released pairs are claimable at once; `claims()` says who holds what until when."""
     from tests.writer_support import Clock
 

@@ -23,7 +23,7 @@ pytest.importorskip("pywikibot")
 
 from tests.commons_support import CONTACT, wiki  # noqa: E402,F401
 from tests.linker_support import tiny_model_file, write_animals_artifact  # noqa: E402
-from wikivel_bot.linker.decode_budget import header_pixels, pixel_batches  # noqa: E402
+from wikivel_bot.linker.backbone.decode_budget import header_pixels, pixel_batches  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "testwiki" / "fixtures" / "files"

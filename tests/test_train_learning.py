@@ -98,7 +98,7 @@ def test_embeddings_are_computed_once(trained):
     root, _, _ = trained
     cached = sorted(p.name.split("-")[0] for p in (root / "cache" / "train-embeddings").iterdir())
     assert cached == ["images", "item"]
-    from wikivel_bot.linker.encoders import load_backbone
+    from wikivel_bot.linker.backbone.encoders import load_backbone
     from wikivel_bot.train import embeddings
     from wikivel_bot.train.dataset import load_dataset
     from wikivel_bot.train.shards import ImageStore

@@ -200,7 +200,7 @@ def test_calibrated_thresholds_filter_and_show(webwiki, web_queue, tmp_path) -> 
 
 
 def test_the_review_page_counts_what_the_safety_rules_withheld(webwiki, web_queue) -> None:
-    """Issue 18: the review pages say how many suggestions the safety rules withheld, by rule,
+    """The review pages say how many suggestions the safety rules withheld, by rule,
     without naming the withheld items (a withheld person must not leak through the page)."""
     from tests.review_support import HUMAN
 
@@ -218,7 +218,7 @@ def test_the_review_page_counts_what_the_safety_rules_withheld(webwiki, web_queu
 
 
 def test_the_review_page_shows_the_cascades_alpha_and_probability(webwiki, web_queue) -> None:
-    """Issue 15: a reviewer sees whether the picture or the words drove a cascade suggestion,
+    """A reviewer sees whether the picture or the words drove a cascade suggestion,
     and the verifier's calibrated probability; other linkers' suggestions show neither."""
     from wikivel_bot.types import Candidate
 

@@ -128,7 +128,7 @@ def test_killed_after_the_api_call_before_the_commit(wiki, db, tmp_path) -> None
     # Recovered from the history: the audit trail has the statement, so revert can find it.
     assert (row["page_id"], row["outcome"], row["statement_id"], row["revid"]) == (
         10046, "written", saved.claim["id"], saved.new_revid)
-    # ... under the batch of the killed run that made the edit (issue 12.6), so that
+    # ... under the batch of the killed run that made the edit, so that
     # `revert --batch` with the id from the edit summary finds it.
     killed_batch = edit_rows(store)[0]["batch_id"]
     assert row["batch_id"] == killed_batch and f"batch {killed_batch})" in saved.summary

@@ -16,7 +16,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     states,
     wiki,
 )
-from wikivel_bot.commons.writer import StatementWriter, WriteRefused, write_approved
+from wikivel_bot.commons.write_loop import write_approved
+from wikivel_bot.commons.writer import StatementWriter, WriteRefused
 from wikivel_bot.types import DryRun
 
 BATCH = "b-20240502090000-d0d0"
@@ -36,7 +37,7 @@ def test_dry_run_sends_no_write_and_records_what_it_would_write(wiki, site, queu
     assert depicts_on_wiki(wiki, 10004) == []
     # Everything else ran for real: the re-read and the token request reached the server.
     assert any(r.params.get("meta") == "tokens" for r in wiki.requests)
-    # The approval is kept: the dry run is only an audit record (issue 12.1).
+    # The approval is kept: the dry run is only an audit record.
     assert states(queue) == {(10004, "Q146"): "approved", (10001, "Q146"): "write_skipped"}
     row = next(r for r in edit_rows(queue) if r["page_id"] == 10004)
     assert row["outcome"] == "dry_run" and row["revid"] is None and row["statement_id"] is None
@@ -45,7 +46,7 @@ def test_dry_run_sends_no_write_and_records_what_it_would_write(wiki, site, queu
 
 
 def test_a_dry_run_keeps_approvals_for_the_real_write(wiki, site, queue, clock) -> None:
-    """Issue 12.1: a trial's approvals are written by the first real write, exactly once,
+    """A trial's approvals are written by the first real write, exactly once,
     and a dry run does not simulate the same pair again on its next cycle."""
     from pywikibot import config
 

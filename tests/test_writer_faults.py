@@ -24,7 +24,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     wiki,
 )
 from wikivel_bot.commons import write_outcomes as wo
-from wikivel_bot.commons.writer import StatementWriter, write_approved
+from wikivel_bot.commons.write_loop import write_approved
+from wikivel_bot.commons.writer import StatementWriter
 from wikivel_bot.queue.tables import candidates
 from wikivel_bot.types import Failed
 

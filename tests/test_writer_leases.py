@@ -1,4 +1,4 @@
-"""Issue 12: approvals are never handled twice or left waiting at the edges of a write run.
+"""Approvals are never handled twice or left waiting at the edges of a write run.
 
 A batch that outlives its lease is not handed to a second writer while the first still works
 (leases are renewed), and when a lease *was* taken over, the first writer finds out right
@@ -26,7 +26,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     targets,
     wiki,
 )
-from wikivel_bot.commons.writer import StatementWriter, WriteRefused, write_approved
+from wikivel_bot.commons.write_loop import write_approved
+from wikivel_bot.commons.writer import StatementWriter, WriteRefused
 
 BATCH_A = "b-20240502090000-aaaa"
 BATCH_B = "b-20240502090500-bbbb"

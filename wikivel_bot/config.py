@@ -144,12 +144,12 @@ class LinkerSettings:
     # Thresholds from `wikivel-bot calibrate`: suggest, export and review keep only
     # suggestions that reach their linker's (or super-category's) threshold. Empty = off.
     calibrated: str = ""
-    # -- CPU fast path (issue 16) --
+    # -- CPU fast path --
     # Encoder precision: auto | fp32 | bf16 | int8. auto = bf16 where the CPU has AMX or
     # AVX512-BF16 (and on CUDA), int8 where it has VNNI, else fp32; once `wikivel-bot linkers
     # --check-precision` has run on this machine, the fastest precision that passed it.
     precision: str = "auto"
-    # A verifier beside any linker (issue 15): a cascade checkpoint with a calibration (the
+    # A verifier beside any linker: a cascade checkpoint with a calibration (the
     # best.pt of `train --variant cascade`). Every suggestion then carries its calibrated
     # match probability, which `calibrate --on probability` thresholds. Empty = none.
     verifier: str = ""

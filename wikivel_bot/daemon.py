@@ -258,6 +258,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
         write request can leave the process whatever happens later.
     """
     from wikivel_bot import pipeline
+    from wikivel_bot.commons import write_loop
     from wikivel_bot.commons import writer as w
 
     if dry_run:
@@ -280,7 +281,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     label_set = default_label_set(settings.linker.labels_dir)
     from wikivel_bot.commons.item_images import item_image_cache
-    from wikivel_bot.linker.registry import get_spec
+    from wikivel_bot.linker.spec import get_spec
 
     # Fusion's Wikidata side reads the items' P18 thumbnails, fetched once into the cache.
     images = item_image_cache(settings, site) if get_spec(settings.linker.name).uses_item_images else None
@@ -301,7 +302,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
                                    tags=settings.write.tags, dry_run=dry_run)
 
         def write(limit: int) -> Any:
-            return w.write_approved(store, writer, batch_size=1, worker=worker,
+            return write_loop.write_approved(store, writer, batch_size=1, worker=worker,
                                     max_attempts=settings.write.max_attempts, limit=limit)
 
     description = linker.description

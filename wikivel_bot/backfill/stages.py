@@ -37,7 +37,7 @@ from wikivel_bot.commons.generators import upload_of
 from wikivel_bot.commons.outcomes import Deferred, Ineligible, Unavailable
 from wikivel_bot.errors import FileUnavailable, WikiError
 from wikivel_bot.events import event
-from wikivel_bot.linker.images import decode_image
+from wikivel_bot.linker.backbone.images import decode_image
 from wikivel_bot.queue.backfill import LinkerIdentity, claim_pages, lookup_pages
 from wikivel_bot.types import FileState, MediaFile, Upload
 

@@ -99,7 +99,7 @@ class CliContext:
     def item_images(self, linker_name: str, progress: bool = True) -> Any:
         """For a linker that reads item images (fusion): the P18 thumbnails, fetched once into
         ``linker.cache_dir/item-images/`` (``commons.item_images``); None for the others."""
-        from wikivel_bot.linker.registry import get_spec
+        from wikivel_bot.linker.spec import get_spec
 
         if not get_spec(linker_name).uses_item_images:
             return None

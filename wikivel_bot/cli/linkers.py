@@ -36,7 +36,7 @@ def linkers(obj: CliContext, as_json: bool, check_precision: bool, images_dir: O
         return
     if images_dir is not None:
         raise UsageError("--images is only used with --check-precision")
-    from wikivel_bot.linker.registry import list_linkers
+    from wikivel_bot.linker.spec import list_linkers
 
     specs = list_linkers()
     if as_json:
@@ -48,7 +48,7 @@ def linkers(obj: CliContext, as_json: bool, check_precision: bool, images_dir: O
             needs += "; a trained --checkpoint (without one: untrained head)"
         click.echo(f"{spec.name:<12} {spec.architecture:<17} v{spec.version}  needs {needs}")
         click.echo(f"{'':<12} {spec.description}")
-    from wikivel_bot.linker.backbones import BACKBONES
+    from wikivel_bot.linker.backbone.backbones import BACKBONES
 
     click.echo("")
     click.echo("backbones (linker.model / linker.pretrained; linker.precision = auto | fp32 | bf16 | int8):")
@@ -66,10 +66,10 @@ def _read_images(images_dir: Path) -> List[bytes]:
 
 
 def _check_precision(obj: CliContext, images_dir: Optional[Path], items: int, as_json: bool) -> None:
-    from wikivel_bot.linker import precision as prec
-    from wikivel_bot.linker.encoders import resolve_device
+    from wikivel_bot.linker.backbone import precision as prec
+    from wikivel_bot.linker.backbone.encoders import resolve_device
     from wikivel_bot.linker.parity import check_precisions, synthetic_images
-    from wikivel_bot.linker.registry import get_spec
+    from wikivel_bot.linker.spec import get_spec
 
     settings = obj.settings.linker
     if get_spec(settings.name).kind != "clip":
@@ -120,9 +120,9 @@ def _check_precision(obj: CliContext, images_dir: Optional[Path], items: int, as
 
 
 def _check_key(obj: CliContext, device: str) -> str:
-    from wikivel_bot.linker import precision as prec
-    from wikivel_bot.linker.encoders import register_model_file
-    from wikivel_bot.linker.weights import resolve_weights
+    from wikivel_bot.linker.backbone import precision as prec
+    from wikivel_bot.linker.backbone.encoders import register_model_file
+    from wikivel_bot.linker.backbone.weights import resolve_weights
 
     settings = obj.settings.linker
     model: Any = register_model_file(settings.model)

@@ -85,7 +85,7 @@ def suggest(
 
     from wikivel_bot.cli.suggest_inputs import Failed, iter_inputs
     from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.decode_budget import pixel_batches
+    from wikivel_bot.linker.backbone.decode_budget import pixel_batches
     from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
 
     images = obj.item_images(settings.name, progress=not as_json)

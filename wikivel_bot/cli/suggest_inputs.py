@@ -70,7 +70,7 @@ def iter_inputs(
         describe it too (a local file has no page).
     :raises WikiError: the wiki failed for every Commons source (it cannot be reached).
     """
-    from wikivel_bot.linker.decode_budget import header_pixels
+    from wikivel_bot.linker.backbone.decode_budget import header_pixels
 
     remote = [s for s in sources if _local_path(s) is None and _is_commons(s)]
     fetched = _commons(remote, settings) if remote else iter(())
@@ -101,7 +101,7 @@ def _next_named(fetched: Iterator[Any], source: str) -> Any:
 
 def _commons(sources: List[str], settings: Settings) -> Iterator[Any]:
     from wikivel_bot.commons.sources import SourceFailed, iter_sources
-    from wikivel_bot.linker.decode_budget import header_pixels
+    from wikivel_bot.linker.backbone.decode_budget import header_pixels
 
     for source, result in iter_sources(sources, settings):
         if isinstance(result, SourceFailed):

@@ -375,7 +375,7 @@ def evaluate_checkpoint_mode(obj: CliContext, *, checkpoint: Path, data: Optiona
 
     if data is None:
         raise UsageError("evaluate --checkpoint needs the dataset: give --data DIR")
-    from wikivel_bot.linker.cascade_checkpoint import is_cascade_checkpoint
+    from wikivel_bot.linker.cascade.checkpoint import is_cascade_checkpoint
 
     if is_cascade_checkpoint(checkpoint):
         return _evaluate_cascade(obj, checkpoint, data, split, report_dir, limit, weights, device, fmt)

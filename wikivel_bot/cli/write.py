@@ -1,7 +1,7 @@
 """``wikivel-bot write`` and ``wikivel-bot revert``: the only commands that edit Commons.
 
 Thin: parse options, build the store, the site and the writer (or reverter), call
-``commons.writer.write_approved`` / ``commons.revert.revert_batch`` and print the counters.
+``commons.write_loop.write_approved`` / ``commons.revert.revert_batch`` and print the counters.
 For a dry run, pywikibot's ``simulate`` is switched on *before* the site is built, so no
 write request can leave the process whatever happens after.
 """
@@ -59,6 +59,7 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
         raise UsageError("--once and --follow contradict each other: choose one")
     settings = obj.settings
     dry = dry_run or settings.write.dry_run
+    from wikivel_bot.commons import write_loop
     from wikivel_bot.commons import writer as w
 
     if dry:
@@ -77,14 +78,14 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
                                 ItemClient(repo, settings.site.languages))
     writer = w.StatementWriter(site, w.new_batch_id(), lookup, repo=repo,
                                tags=settings.write.tags, dry_run=dry)
-    counters = w.WriteCounters(batch_id=writer.batch_id)
+    counters = write_loop.WriteCounters(batch_id=writer.batch_id)
     worker = worker_name("write")
     size = batch_size or settings.write.batch_size
     if dry:
         click.echo("dry run: nothing is written; approvals stay approved", err=True)
     try:
         while True:
-            w.write_approved(store, writer, batch_size=size, worker=worker,
+            write_loop.write_approved(store, writer, batch_size=size, worker=worker,
                              max_attempts=settings.write.max_attempts, counters=counters,
                              lease_renewal_s=settings.db.claim_lease_s / 3)
             if not follow:

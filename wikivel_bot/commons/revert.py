@@ -23,7 +23,8 @@ from typing import Any, List, Optional, Protocol, Sequence, Union
 from wikivel_bot import __version__
 from wikivel_bot.commons.mediainfo import DEPICTS
 from wikivel_bot.commons.write_outcomes import WriteStopped, failure_for
-from wikivel_bot.commons.writer import WriteRefused, enable_dry_run, guard_simulate, reason_kind
+from wikivel_bot.commons.write_loop import reason_kind
+from wikivel_bot.commons.writer import WriteRefused, enable_dry_run, guard_simulate
 from wikivel_bot.types import DryRun, EditOutcome, Failed, Skipped, Written
 
 RevertOutcome = Union[Written, Skipped, Failed, DryRun]

@@ -19,15 +19,12 @@ written before it existed load without it and show the linker's text (English by
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
 
 from wikivel_bot.labels.artifact import TEXTS_SCHEMA
-
-if TYPE_CHECKING:
-    from wikivel_bot.labels.labelset import LabelSet
 
 # The last resort before the linker's own text.
 FALLBACK = "en"
@@ -85,7 +82,30 @@ class DisplayTexts:
         return {r["lang"]: (r["label"], r["description"]) for r in rows}
 
 
-def texts_in(label_set: "LabelSet", qids: Iterable[str], lang: str) -> Dict[str, ItemText]:
+class TextSource(Protocol):
+    """What :func:`texts_in` reads of a label set (``LabelSet`` implements it).
+
+    A protocol rather than an import of ``LabelSet`` so that this module stays below
+    ``labelset.py``, which builds its ``texts_in`` on this one.
+    """
+
+    @property
+    def display_texts(self) -> DisplayTexts: ...
+
+    def index_of(self, qid: str) -> Optional[int]: ...
+
+    def label_of(self, qid: str) -> str: ...
+
+    def label_lang_of(self, qid: str) -> str: ...
+
+    def description_of(self, qid: str) -> str: ...
+
+    def description_lang_of(self, qid: str) -> str: ...
+
+    def image_of(self, qid: str) -> str: ...
+
+
+def texts_in(label_set: TextSource, qids: Iterable[str], lang: str) -> Dict[str, ItemText]:
     """The kept items among ``qids`` in ``lang``, else English, else the linker's text.
 
     Label and description fall back separately (an item may have a German label and only an

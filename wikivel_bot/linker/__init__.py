@@ -9,16 +9,23 @@ Public API::
     outcomes = link_files(linker, [(media, thumbnail_bytes), ...],
                           rules=rules_from_settings(settings.linker), rejected={page_id: {"Q5"}})
 
-Modules: ``registry`` (configs/*.json, factory), ``encoders`` + ``weights`` (open_clip),
-``heads``, ``checkpoint``, ``index`` (on-disk label index), ``search`` (chunked top-k),
-``clip`` (CLIP linkers), ``baselines``, ``images`` (safe decoding), ``texts``, ``link``.
-CPU fast path: ``precision`` (auto/fp32/bf16/int8 choice, parity verdicts), ``fastpath``
-(applying it), ``parity`` (the check), ``prefetch`` (decode pool), ``warmstart`` (cached
-inference-ready weights), ``tower`` (the exported image tower: starts without open_clip),
-``imageprep`` (preprocessing without torchvision), ``backbones`` (documented model choices);
-the cascade (docs/cascade.md): ``cascade`` (linker), ``pair`` (cross-attention pair model, α),
-``cascade_checkpoint``, ``cascade_text`` (the file text it reads), ``verifier`` (a cascade
-checkpoint's calibrated pair model beside any linker: ``linker.verifier``).
+The room, from the top floor down (docs/architecture.md draws it; tests/test_import_contract.py
+holds every module to it):
+
+* ``factory`` — :func:`create_linker`, the one place that imports the implementations;
+  ``parity`` (the bf16/int8 precision check) builds whole linkers through it.
+* ``cascade/`` — the cascade re-ranker (docs/cascade.md): ``linker`` (the cascade linker),
+  ``pair`` (cross-attention pair model, α), ``checkpoint``, ``text`` (the file text it reads),
+  ``verifier`` (a cascade checkpoint's calibrated pair model beside any linker).
+* the implementations and what runs them: ``clip`` (CLIP linkers), ``baselines``,
+  ``checkpoint`` (self-describing head checkpoints), ``link`` (``link_files``: the safety
+  rules, decode pool, concurrent batches).
+* the contract: ``base`` (the Linker protocol, queries, descriptions), ``spec`` (``LinkerSpec``
+  from ``configs/*.json``; imports no implementation), ``texts`` (item and query texts),
+  ``heads``, ``index`` (the on-disk label index), ``search`` (chunked top-k).
+* ``backbone/`` — open_clip and the CPU fast path, beside the contract and importing nothing of
+  the linker outside itself: loading, encoding, precision, the exported tower, warm start,
+  preprocessing and decoding, batching.
 
 Importing this package does not import torch; the names below that need it load on use.
 """
@@ -28,13 +35,8 @@ from __future__ import annotations
 from typing import Any
 
 from wikivel_bot.linker.base import IndexInfo, Linker, LinkerDescription, Query
-from wikivel_bot.linker.registry import (
-    LinkerSpec,
-    add_linker_config,
-    create_linker,
-    get_spec,
-    list_linkers,
-)
+from wikivel_bot.linker.factory import create_linker
+from wikivel_bot.linker.spec import LinkerSpec, add_linker_config, get_spec, list_linkers
 
 _LAZY = {
     "link_files": "wikivel_bot.linker.link",

@@ -24,7 +24,7 @@ from wikivel_bot.config import LinkerSettings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.base import IndexInfo, LinkerDescription, Query
-from wikivel_bot.linker.registry import LinkerSpec
+from wikivel_bot.linker.spec import LinkerSpec
 
 
 class FrequencyLinker:

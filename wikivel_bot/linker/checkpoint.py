@@ -35,7 +35,7 @@ from torch import nn
 
 from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.heads import build_heads
-from wikivel_bot.linker.registry import LinkerSpec
+from wikivel_bot.linker.spec import LinkerSpec
 
 FORMAT = "wikivel-linker-checkpoint"
 FORMAT_VERSION = 1
@@ -99,7 +99,7 @@ def save_checkpoint(
     :param backbone: :func:`backbone_info` of the backbone the heads were trained on.
     :param heads: the trained ``NaiveHeads`` / ``FusionHeads``.
     :param labelset_hash: content hash of the label set trained for.
-    :param text_encoder: text tower state (``encoders.text_tower_state``) for naive-te.
+    :param text_encoder: text tower state (``text_tower.text_tower_state``) for naive-te.
     :param extra: training metadata (epochs, metrics, data hashes...): plain data only.
     """
     if "text_encoder" in spec.trainable and text_encoder is None:
@@ -123,7 +123,7 @@ def save_checkpoint(
 def save_doc(doc: Mapping[str, Any], path: str | Path) -> Path:
     """Write a checkpoint document atomically (a temporary file, then a rename), so a crash
     mid-write never leaves a half checkpoint under the real name. Shared by every kind of
-    checkpoint (``cascade_checkpoint`` too)."""
+    checkpoint (``cascade.checkpoint`` too)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")

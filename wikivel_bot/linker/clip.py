@@ -26,30 +26,29 @@ from wikivel_bot.config import LinkerSettings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker import checkpoint as ckpt
-from wikivel_bot.linker import precision
+from wikivel_bot.linker.backbone import precision
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
-from wikivel_bot.linker.encoders import (
+from wikivel_bot.linker.backbone.encoders import (
     Backbone,
     encode_images,
-    encode_texts,
     image_batch_size,
     load_backbone,
-    load_text_tower_state,
     model_name,
     prepare_image,
     query_images,
     register_model_file,
     resolve_device,
 )
-from wikivel_bot.linker.fastpath import apply_precision
+from wikivel_bot.linker.backbone.text_tower import encode_texts, load_text_tower_state
+from wikivel_bot.linker.backbone.fastpath import apply_precision
 from wikivel_bot.linker.heads import build_heads
-from wikivel_bot.linker.images import decode_image
+from wikivel_bot.linker.backbone.images import decode_image
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
-from wikivel_bot.linker.registry import LinkerSpec
+from wikivel_bot.linker.spec import LinkerSpec
 from wikivel_bot.linker.search import chunked_topk
 from wikivel_bot.linker.texts import render_item_text
-from wikivel_bot.linker.tower import IMAGE_ONLY_QUERIES, export_tower, load_tower, tower_key
-from wikivel_bot.linker.weights import resolve_weights, weights_identity
+from wikivel_bot.linker.backbone.tower import IMAGE_ONLY_QUERIES, export_tower, load_tower, tower_key
+from wikivel_bot.linker.backbone.weights import resolve_weights, weights_identity
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +70,7 @@ def build_clip_linker(
     """Load the backbone and the heads (from ``settings.checkpoint`` when given).
 
     Zero-shot and naive linkers on CPU start from the exported image tower when one is
-    cached (``tower.py``: no open_clip import); the full model is then built only if
+    cached (``backbone/tower.py``: no open_clip import); the full model is then built only if
     something needs it. Every other start builds it the ordinary way and exports the tower
     for the next one.
 
@@ -133,7 +132,7 @@ def _full_backbone(
 
 def _inference_backbone(settings: LinkerSettings, choice: precision.PrecisionChoice) -> Backbone:
     """The (cached, reparameterized) backbone with ``choice`` applied."""
-    from wikivel_bot.linker.warmstart import load_cached_backbone
+    from wikivel_bot.linker.backbone.warmstart import load_cached_backbone
 
     backbone = load_cached_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
                                     settings.threads, settings.cache_dir, choice.precision)

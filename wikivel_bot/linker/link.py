@@ -22,14 +22,14 @@ from wikivel_bot.core.ranking import (
 from wikivel_bot.core.safety import NAMED, FileText, SafetyRules, rules_from
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.base import Linker, LinkerDescription, Query
-from wikivel_bot.linker.images import MAX_PIXELS, decode_image
-from wikivel_bot.linker.parallel_batches import run_units, units, worker_count
-from wikivel_bot.linker.prefetch import prefetched_batches, safe_prepare
+from wikivel_bot.linker.backbone.images import MAX_PIXELS, decode_image
+from wikivel_bot.linker.backbone.parallel_batches import run_units, units, worker_count
+from wikivel_bot.linker.backbone.prefetch import prefetched_batches, safe_prepare
 from wikivel_bot.linker.texts import file_text
 from wikivel_bot.types import Candidate, MediaFile
 
 if TYPE_CHECKING:
-    from wikivel_bot.linker.encoders import InputSteps
+    from wikivel_bot.linker.backbone.encoders import InputSteps
 
 # The linker returns more than top_k so that rule-based drops (depicted ancestors, rejected
 # pairs, a suppressed ancestor per kept item) still leave top_k to propose.
@@ -102,7 +102,7 @@ def link_files(
 
     :param linker: a linker from ``create_linker`` with a label set attached.
     :param files: (file, thumbnail bytes) pairs; instead of bytes, an RGB ``PIL.Image``
-        already decoded by :func:`~wikivel_bot.linker.images.decode_image`.
+        already decoded by :func:`~wikivel_bot.linker.backbone.images.decode_image`.
     :param rules: thresholds, margin, blocklist, top_k (see :func:`rules_from_settings`).
     :param rejected: QIDs reviewers rejected, per file page id.
     :param max_pixels: decompression bomb guard for the thumbnails.
@@ -276,7 +276,7 @@ def _seed(media: MediaFile) -> int:
 def model_input_steps(linker: Linker) -> Optional["InputSteps"]:
     """The model's preprocessing in two steps (see ``encoders.input_steps``); None for
     linkers without an image backbone."""
-    from wikivel_bot.linker.encoders import input_steps  # torch: only where a model runs
+    from wikivel_bot.linker.backbone.encoders import input_steps  # torch: only where a model runs
 
     backbone = getattr(linker, "backbone", None)
     return input_steps(backbone) if backbone is not None else None

@@ -24,9 +24,9 @@ import torch
 
 from wikivel_bot.config import LinkerSettings
 from wikivel_bot.errors import FileUnavailable, LinkerError
-from wikivel_bot.linker import precision as prec
+from wikivel_bot.linker.backbone import precision as prec
 from wikivel_bot.linker.base import Query
-from wikivel_bot.linker.images import decode_image
+from wikivel_bot.linker.backbone.images import decode_image
 from wikivel_bot.linker.search import full_topk
 
 TOP_K = 10
@@ -107,7 +107,7 @@ def check_precisions(
     :param linker_name: the linker variant (default ``settings.name``).
     :raises LinkerError: no usable image, or a linker without a model.
     """
-    from wikivel_bot.linker.registry import create_linker
+    from wikivel_bot.linker.factory import create_linker
 
     subset = _Subset(label_set, items)
     decoded = []

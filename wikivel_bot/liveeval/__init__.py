@@ -1,4 +1,4 @@
-"""The community-trial dry run (issue 9): measured precision before the first real edit.
+"""The community-trial dry run: measured precision before the first real edit.
 
 Public API::
 

@@ -17,6 +17,7 @@ Modules, one concept each::
     dataset.py     manifest + card on disk; mapping, leakage removal (pure: no torch)
     splits.py      the seeded split, drawn before the frequency filter (splits/*.txt)
     counts.py      train-split item counts after promotion; where f was counted
+    filenames.py   one spelling of a file's name for titles, P18 values and loose files
     categories.py  which Commons categories describe the image (patterns as data)
     pages.py       streaming the pages XML dump; description and category links
     builder.py     the dumps -> a dataset (``dataset build``)

@@ -135,8 +135,8 @@ def cascade_loss(kind: str, logits: torch.Tensor, scores: torch.Tensor, targets:
 
 def train_cascade(config: CascadeTrainConfig) -> TrainResult:
     """Run (or resume) a cascade training run; see the module docstring."""
-    from wikivel_bot.linker.cascade_checkpoint import save_cascade_checkpoint
-    from wikivel_bot.linker.pair import build_pair_model, pair_args
+    from wikivel_bot.linker.cascade.checkpoint import save_cascade_checkpoint
+    from wikivel_bot.linker.cascade.pair import build_pair_model, pair_args
 
     check_config(config)
     started = time.perf_counter()

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from wikivel_bot.errors import UsageError
-from wikivel_bot.linker.registry import LinkerSpec, get_spec
+from wikivel_bot.linker.spec import LinkerSpec, get_spec
 from wikivel_bot.linker.search import chunked_topk
 from wikivel_bot.train.dataset import image_store, load_dataset, open_labels
 from wikivel_bot.train.setup import positions_of
@@ -96,11 +96,11 @@ def prepare_cascade(config: Any) -> CascadeData:
     :raises LinkerError: a checkpoint for another label set or backbone.
     """
     from wikivel_bot.linker import checkpoint as ckpt
-    from wikivel_bot.linker.cascade import FIRST_STAGES, first_stage_queries
-    from wikivel_bot.linker.cascade_checkpoint import first_stage_doc
-    from wikivel_bot.linker.cascade_text import cascade_file_text
+    from wikivel_bot.linker.cascade.linker import FIRST_STAGES, first_stage_queries
+    from wikivel_bot.linker.cascade.checkpoint import first_stage_doc
+    from wikivel_bot.linker.cascade.text import cascade_file_text
     from wikivel_bot.linker.clip import backbone_info
-    from wikivel_bot.linker.encoders import load_backbone
+    from wikivel_bot.linker.backbone.encoders import load_backbone
     from wikivel_bot.linker.heads import build_heads
     from wikivel_bot.linker.texts import render_item_text
     from wikivel_bot.train import embeddings
@@ -190,7 +190,7 @@ def prepare_cascade(config: Any) -> CascadeData:
 
 def _file_text_embeddings(backbone: Any, texts: List[str], max_tokens: int, cache: Path) -> Tuple[torch.Tensor, torch.Tensor]:
     """File texts encoded exactly as the cascade linker encodes them (cut to ``max_tokens``), cached."""
-    from wikivel_bot.linker.cascade import encode_file_texts
+    from wikivel_bot.linker.cascade.linker import encode_file_texts
     from wikivel_bot.linker.index import key_digest
     from wikivel_bot.train import embeddings
 

@@ -66,8 +66,8 @@ def compare_cascade(
     """
     from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.base import Query
-    from wikivel_bot.linker.cascade_checkpoint import load_cascade_checkpoint
-    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.backbone.images import decode_image
     from wikivel_bot.linker.texts import file_text
     from wikivel_bot.train.evaluate import item_image_loader, register_checkpoint_model
 

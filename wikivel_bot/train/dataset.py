@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 from wikivel_bot import __version__
 from wikivel_bot.errors import UsageError
 from wikivel_bot.train.counts import TRAIN_COUNTS, counted_on_card, train_counts, write_train_counts
+from wikivel_bot.train.filenames import file_name
 from wikivel_bot.train.splits import (  # noqa: F401 - split_assignment is part of this module's API
     DEFAULT_FRACTIONS,
     SPLITS,
@@ -101,13 +102,6 @@ def map_items(label_set: Any, qids: Iterable[str]) -> Tuple[str, ...]:
             if label_set.index_of(replacement) is not None:
                 out[replacement] = None
     return tuple(out)
-
-
-def file_name(title: str) -> str:
-    """``File:Red_fox.jpg`` / ``Red fox.jpg`` -> ``Red fox.jpg`` (how P18 values are written)."""
-    name = title.split(":", 1)[1] if title.lower().startswith(("file:", "image:")) else title
-    name = " ".join(name.replace("_", " ").split())
-    return name[:1].upper() + name[1:]
 
 
 @dataclass

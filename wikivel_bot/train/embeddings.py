@@ -169,7 +169,7 @@ def named_image_embeddings(
 
 
 def _decode(data: Optional[bytes], side: int) -> Any:
-    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.linker.backbone.images import decode_image
 
     if not data:
         return None
@@ -183,7 +183,7 @@ def _encode_images(backbone: Any, n: int, load: Callable[[int], Any], vectors: n
                    batch_size: int, threads: int, progress: bool, desc: str) -> None:
     from tqdm import tqdm
 
-    from wikivel_bot.linker.encoders import encode_images
+    from wikivel_bot.linker.backbone.encoders import encode_images
 
     bar = tqdm(total=n, desc=f"embed {desc}", unit="img", disable=not progress)
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
@@ -215,7 +215,7 @@ def text_embeddings(
     def build(vectors: np.ndarray, present: np.ndarray) -> None:
         from tqdm import tqdm
 
-        from wikivel_bot.linker.encoders import encode_texts
+        from wikivel_bot.linker.backbone.text_tower import encode_texts
 
         rows = [i for i, t in enumerate(texts) if t]
         bar = tqdm(total=len(rows), desc=f"embed {name}", unit="text", disable=not progress)

@@ -210,7 +210,7 @@ def _load(dataset: Any, store: Any, rows: Sequence[int], side: Optional[int]) ->
     """(manifest row, decoded image, title) of the rows whose image can be read."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from wikivel_bot.linker.images import decode_image
+    from wikivel_bot.linker.backbone.images import decode_image
 
     titles = dataset.titles
 

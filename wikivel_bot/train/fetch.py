@@ -180,7 +180,7 @@ def fetch_item_images(
     from tqdm import tqdm
 
     from wikivel_bot.commons.thumbnails import check_step
-    from wikivel_bot.train.dataset import file_name
+    from wikivel_bot.train.filenames import file_name
 
     check_step(width)
     items_dir = Path(items_dir)

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from wikivel_bot.errors import UsageError
-from wikivel_bot.linker.registry import LinkerSpec, get_spec
+from wikivel_bot.linker.spec import LinkerSpec, get_spec
 from wikivel_bot.train.dataset import Dataset, image_store, load_dataset, open_labels
 from wikivel_bot.train.targets import TargetBuilder, Truth, related_pairs
 from wikivel_bot.train.validate import ValidationSet
@@ -79,7 +79,7 @@ def prepare(config: Any) -> Prepared:
     :param config: a ``loop.TrainConfig``.
     """
     from wikivel_bot.linker.clip import backbone_info
-    from wikivel_bot.linker.encoders import load_backbone
+    from wikivel_bot.linker.backbone.encoders import load_backbone
     from wikivel_bot.linker.texts import render_item_text
     from wikivel_bot.train import embeddings
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from wikivel_bot.errors import UsageError
-from wikivel_bot.train.dataset import file_name
+from wikivel_bot.train.filenames import file_name
 
 SHARD_NAME = re.compile(r"^shard-(\d{6})\.tar$")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".svg", ".webp", ".gif", ".tif", ".tiff")

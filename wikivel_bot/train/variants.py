@@ -25,7 +25,7 @@ from torch import nn
 
 from wikivel_bot.errors import UsageError
 from wikivel_bot.linker.heads import build_heads
-from wikivel_bot.linker.registry import LinkerSpec
+from wikivel_bot.linker.spec import LinkerSpec
 
 # Items encoded per forward pass when naive-te re-encodes the whole label set.
 TE_ITEM_BATCH = 512
@@ -82,7 +82,7 @@ class Variant(nn.Module):
         if self.train_text:
             if backbone is None or not self.item_text_list:
                 raise UsageError(f"linker {spec.name} trains the text encoder: it needs the backbone and item texts")
-            from wikivel_bot.linker.encoders import text_tower_parameters
+            from wikivel_bot.linker.backbone.text_tower import text_tower_parameters
 
             for parameter in text_tower_parameters(backbone.model):
                 parameter.requires_grad_(True)
@@ -92,7 +92,7 @@ class Variant(nn.Module):
         """AdamW groups: the heads at ``lr``, the text tower (naive-te) at ``text_lr``."""
         groups = [{"params": list(self.heads.parameters()), "lr": lr, "weight_decay": weight_decay}]
         if self.train_text:
-            from wikivel_bot.linker.encoders import text_tower_parameters
+            from wikivel_bot.linker.backbone.text_tower import text_tower_parameters
 
             groups.append({"params": text_tower_parameters(self.backbone.model), "lr": text_lr,
                            "weight_decay": weight_decay})
@@ -102,7 +102,7 @@ class Variant(nn.Module):
         """The text tower's weights for the checkpoint (naive-te), else None."""
         if not self.train_text:
             return None
-        from wikivel_bot.linker.encoders import text_tower_state
+        from wikivel_bot.linker.backbone.text_tower import text_tower_state
 
         return text_tower_state(self.backbone.model)
 
@@ -118,7 +118,7 @@ class Variant(nn.Module):
         self.heads.load_state_dict({k[6:]: v for k, v in state.items() if k.startswith("heads.")})
         text = {k[5:]: v for k, v in state.items() if k.startswith("text.")}
         if text:
-            from wikivel_bot.linker.encoders import load_text_tower_state
+            from wikivel_bot.linker.backbone.text_tower import load_text_tower_state
 
             load_text_tower_state(self.backbone.model, text)
 
@@ -154,7 +154,7 @@ class Variant(nn.Module):
         return F.normalize(self.heads.text_head(text), dim=-1)
 
     def _encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
-        from wikivel_bot.linker.encoders import encode_tokens
+        from wikivel_bot.linker.backbone.text_tower import encode_tokens
 
         tokens = self.backbone.tokenizer(list(texts))
         with self.backbone.autocast():

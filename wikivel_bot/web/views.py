@@ -53,7 +53,7 @@ def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo], thresholds: 
         "random_weights": cand.random_weights,
         "item_url": f"https://www.wikidata.org/wiki/{cand.qid}",
         "calibrated": calibration_view(cand, thresholds),
-        # The cascade's signals (issue 15): the image's share α of the file side, and the
+        # The cascade's signals: the image's share α of the file side, and the
         # verifier's calibrated match probability; None for linkers without them.
         "alpha": cand.alpha,
         "probability": cand.probability,
@@ -78,7 +78,7 @@ def file_view(f: ReviewFile, items: Mapping[str, ItemInfo], api_url: str = "", s
                      "label_lang": items[d.qid].lang if d.qid in items and items[d.qid].label else "",
                      "prominent": d.rank == "preferred"} for d in f.depicts],
         "candidates": [candidate_view(c, items.get(c.qid), thresholds) for c in f.candidates],
-        # What the safety rules chose not to suggest for this file, by rule (issue 18): the
-        # reviewer sees that the bot withheld something, not what (no named person leaks).
+        # What the safety rules chose not to suggest for this file, by rule: the reviewer
+        # sees that the bot withheld something, not what (no named person leaks).
         "withheld": f.withheld_by_rule(),
     }

@@ -42,7 +42,7 @@ INT8_FLAGS = ("amx_int8", "avx512_vnni", "avx_vnni")
 NAMED_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8")
 CHECK_FILE = "precision-check.json"
 # Parity gates: top-10 lists identical on at least this share of files, and cosine to fp32
-# at least this (the numbers).
+# at least this (the bars bf16 and int8 must clear against fp32 before auto may pick them).
 MIN_TOP10_AGREEMENT = 0.95
 MIN_COSINE = 0.999
 # How int8 weights are quantized: one scale per output channel of each linear layer (see

@@ -32,7 +32,7 @@ import torch
 from wikivel_bot.core.verification import Calibration
 from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker import checkpoint as ckpt
-from wikivel_bot.linker.pair import PairModel, build_pair_model
+from wikivel_bot.linker.cascade.pair import PairModel, build_pair_model
 
 FORMAT = "wikivel-cascade-checkpoint"
 FORMAT_VERSION = 1

@@ -35,11 +35,11 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 
-from wikivel_bot.linker.encoders import Backbone, config_digest, file_stem, model_name
-from wikivel_bot.linker.imageprep import ImagePrep, from_transform, same_output, sample_images
-from wikivel_bot.linker.packed import preserved_attributes, repack, unpacked
-from wikivel_bot.linker.precision import PrecisionChoice, cache_identity
-from wikivel_bot.linker.weights import weights_identity
+from wikivel_bot.linker.backbone.encoders import Backbone, config_digest, file_stem, model_name
+from wikivel_bot.linker.backbone.imageprep import ImagePrep, from_transform, same_output, sample_images
+from wikivel_bot.linker.backbone.packed import preserved_attributes, repack, unpacked
+from wikivel_bot.linker.backbone.precision import PrecisionChoice, cache_identity
+from wikivel_bot.linker.backbone.weights import weights_identity
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ def load_tower(key: Optional[Dict[str, Any]], cache_dir: str, choice: PrecisionC
     if not path.is_file():
         return None
     if choice.precision == "int8":
-        from wikivel_bot.linker.fastpath import select_quantized_engine
+        from wikivel_bot.linker.backbone.fastpath import select_quantized_engine
 
         select_quantized_engine()  # the packed int8 weights are rebuilt for it at load
     extra = {META: ""}

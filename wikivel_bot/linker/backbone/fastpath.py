@@ -27,10 +27,10 @@ from typing import Any, Dict
 import torch
 
 from wikivel_bot.errors import LinkerError
-from wikivel_bot.linker.encoders import Backbone
-from wikivel_bot.linker.packed import pack_attention, pack_mlp_linears
-from wikivel_bot.linker.pooled import class_token_only
-from wikivel_bot.linker.precision import PrecisionChoice
+from wikivel_bot.linker.backbone.encoders import Backbone
+from wikivel_bot.linker.backbone.packed import pack_attention, pack_mlp_linears
+from wikivel_bot.linker.backbone.pooled import class_token_only
+from wikivel_bot.linker.backbone.precision import PrecisionChoice
 
 log = logging.getLogger(__name__)
 

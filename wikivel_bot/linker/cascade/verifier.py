@@ -99,9 +99,9 @@ def load_verifier(path: str, settings: LinkerSettings, *, inner: Optional[Linker
     :param item_image_loader: P18 images for the item side (as for the cascade).
     :raises LinkerError: not a cascade checkpoint, no calibration, another backbone (one line each).
     """
-    from wikivel_bot.linker import cascade_checkpoint as cckpt
-    from wikivel_bot.linker.cascade import build_cascade_linker
-    from wikivel_bot.linker.registry import get_spec
+    from wikivel_bot.linker.cascade import checkpoint as cckpt
+    from wikivel_bot.linker.cascade.linker import build_cascade_linker
+    from wikivel_bot.linker.spec import get_spec
 
     try:
         checkpoint = cckpt.load_cascade_checkpoint(path)
@@ -121,7 +121,7 @@ def load_verifier(path: str, settings: LinkerSettings, *, inner: Optional[Linker
 
 def _shared_backbone(inner: Optional[Linker]) -> Any:
     """The linker's backbone when the verifier can use it as is (else None: it loads its own)."""
-    from wikivel_bot.linker.cascade import PAIR_PRECISIONS
+    from wikivel_bot.linker.cascade.linker import PAIR_PRECISIONS
 
     backbone = getattr(inner, "backbone", None)
     if backbone is None or getattr(backbone, "precision", "fp32") not in PAIR_PRECISIONS:

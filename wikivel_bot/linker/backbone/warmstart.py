@@ -24,7 +24,7 @@ from typing import Any, Dict, Optional
 import open_clip
 import torch
 
-from wikivel_bot.linker.encoders import (
+from wikivel_bot.linker.backbone.encoders import (
     Backbone,
     LazyTokenizer,
     _quiet_open_clip,
@@ -34,8 +34,8 @@ from wikivel_bot.linker.encoders import (
     register_model_file,
     resolve_device,
 )
-from wikivel_bot.linker.fastpath import reparameterize
-from wikivel_bot.linker.weights import resolve_weights
+from wikivel_bot.linker.backbone.fastpath import reparameterize
+from wikivel_bot.linker.backbone.weights import resolve_weights
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from typing import Any, Iterator, List, Optional, Tuple, Union
 import torch
 import torch.nn.functional as F
 
-from wikivel_bot.linker.pooled import standard_block
+from wikivel_bot.linker.backbone.pooled import standard_block
 
 log = logging.getLogger(__name__)
 

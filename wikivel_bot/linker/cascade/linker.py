@@ -5,7 +5,7 @@
    fusion first stage reads the cascade's own file text (step 2) as its text token, so the
    file's text is encoded once.
 2. The file's text — cleaned file name, description, descriptive categories
-   (``cascade_text``) — is encoded by the same CLIP text tower, cut to
+   (``cascade.text``) — is encoded by the same CLIP text tower, cut to
    ``cascade.text_tokens`` tokens so its cost stays a fraction of the image's.
 3. The pair model (``pair.py``) scores each (file, candidate) from the image, the file text,
    the item's text and its P18 image, with cross-attention, and combines that with the first
@@ -32,26 +32,19 @@ from wikivel_bot.config import CascadeSettings, LinkerSettings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.core.verification import Calibration
 from wikivel_bot.errors import FileUnavailable, LinkerError
-from wikivel_bot.linker import cascade_checkpoint as cckpt
+from wikivel_bot.linker.cascade import checkpoint as cckpt
 from wikivel_bot.linker import checkpoint as ckpt
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
-from wikivel_bot.linker.cascade_text import media_text
+from wikivel_bot.linker.cascade.text import media_text
 from wikivel_bot.linker.clip import RANDOM_WARNING, ClipLinker, backbone_info, load_inference_backbone
-from wikivel_bot.linker.encoders import (
-    Backbone,
-    encode_images,
-    encode_tokens,
-    length_groups,
-    query_images,
-    query_rows,
-    token_lengths,
-)
+from wikivel_bot.linker.backbone.encoders import Backbone, encode_images, query_images, query_rows
+from wikivel_bot.linker.backbone.text_tower import encode_tokens, length_groups, token_lengths
 from wikivel_bot.linker.heads import build_heads
-from wikivel_bot.linker.images import decode_image
+from wikivel_bot.linker.backbone.images import decode_image
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
-from wikivel_bot.linker.pair import PairModel, build_pair_model
-from wikivel_bot.linker.precision import cache_identity
-from wikivel_bot.linker.registry import LinkerSpec, get_spec
+from wikivel_bot.linker.cascade.pair import PairModel, build_pair_model
+from wikivel_bot.linker.backbone.precision import cache_identity
+from wikivel_bot.linker.spec import LinkerSpec, get_spec
 from wikivel_bot.linker.search import chunked_topk
 from wikivel_bot.linker.texts import render_item_text
 from wikivel_bot.types import MediaFile
@@ -98,7 +91,7 @@ def short_tokens(tokenizer: Any, texts: Sequence[str], max_tokens: int) -> torch
 def encode_file_texts(backbone: Backbone, texts: Sequence[str], max_tokens: int) -> Tuple[torch.Tensor, torch.Tensor]:
     """(normalised embeddings (n, d), present (n,) bool) of file texts; '' is absent (zeros).
 
-    Texts are encoded in groups of similar token length (``encoders.length_groups``): a file
+    Texts are encoded in groups of similar token length (``text_tower.length_groups``): a file
     with a bare name is not padded to the ``max_tokens`` of a neighbour with a long
     description. The text tower is causal, so a group's padding never changes an embedding.
     """
@@ -258,7 +251,7 @@ class CascadeLinker:
         return self.first.prepare_image(image)
 
     def query_text(self, media: MediaFile) -> str:
-        """The file text this linker reads (see ``cascade_text``); ``link_files`` uses it."""
+        """The file text this linker reads (see ``cascade.text``); ``link_files`` uses it."""
         return media_text(media)
 
     def attach(self, label_set: LabelSetView, cache_dir: str, progress: bool = False) -> IndexInfo:
@@ -290,7 +283,7 @@ class CascadeLinker:
 
     @torch.inference_mode()
     def _encode_item_texts(self, label_set: LabelSetView, out: np.ndarray) -> None:
-        from wikivel_bot.linker.encoders import encode_texts
+        from wikivel_bot.linker.backbone.text_tower import encode_texts
 
         n = len(label_set.qids)
         for start in range(0, n, ITEM_BLOCK):

@@ -1,9 +1,12 @@
-"""Linker variants as data: ``configs/*.json`` plus one factory, :func:`create_linker`.
+"""Linker variants as data: ``configs/*.json`` read into :class:`LinkerSpec`.
 
 As in open_clip's ``model_configs``, an architecture is a JSON file, not a class: adding a
 variant (another prompt template, a wider head) means adding a file, and a user can register
-their own with :func:`add_linker_config`. This module does not import torch; the factory
-imports the model code only when a CLIP-based linker is built.
+their own with :func:`add_linker_config`.
+
+This module sits below every implementation: the linkers, their checkpoints and the trainer
+read a spec from here, and it imports none of them (nor torch). What builds a linker from a
+spec is :mod:`wikivel_bot.linker.factory`, the one module above the implementations.
 """
 
 from __future__ import annotations
@@ -12,11 +15,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Tuple
 
-from wikivel_bot.config import CascadeSettings, LinkerSettings
 from wikivel_bot.errors import LinkerError, UsageError
-from wikivel_bot.linker.base import ItemImageLoader, Linker
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -132,51 +133,6 @@ def get_spec(name: str) -> LinkerSpec:
     if name not in specs:
         raise UsageError(f"unknown linker {name!r}; known linkers: {', '.join(specs)}")
     return specs[name]
-
-
-def create_linker(
-    name: Optional[str] = None,
-    settings: Optional[LinkerSettings] = None,
-    *,
-    item_image_loader: Optional[ItemImageLoader] = None,
-    cascade: Optional[CascadeSettings] = None,
-) -> Linker:
-    """Build a linker by registry name; call ``attach(label_set, cache_dir)`` before searching.
-
-    :param name: a name from :func:`list_linkers`; None means ``settings.name``.
-    :param settings: model, weights (tag, local file or ``random``), checkpoint, device,
-        threads and batch size; defaults when None.
-    :param item_image_loader: where the fusion linker gets item images (P18); without one
-        its item side is text only (the index manifest says so).
-    :param cascade: the cascade linker's settings (candidates K...); defaults when None.
-    :returns: with ``settings.verifier`` set, the linker wrapped in a
-        :class:`~wikivel_bot.linker.verifier.VerifiedLinker` (its suggestions carry a probability).
-    :raises UsageError: unknown name.
-    :raises LinkerError: weights missing or unreachable, a bad checkpoint or verifier, a bad device.
-    """
-    settings = settings or LinkerSettings()
-    linker = _create(get_spec(name or settings.name), settings, item_image_loader, cascade)
-    if not settings.verifier:
-        return linker
-    from wikivel_bot.linker.verifier import VerifiedLinker, load_verifier
-
-    verifier = load_verifier(settings.verifier, settings, inner=linker, item_image_loader=item_image_loader)
-    return VerifiedLinker(linker, verifier)
-
-
-def _create(spec: LinkerSpec, settings: LinkerSettings, item_image_loader: Optional[ItemImageLoader],
-            cascade: Optional[CascadeSettings]) -> Linker:
-    if spec.kind == "baseline":
-        from wikivel_bot.linker.baselines import FrequencyLinker
-
-        return FrequencyLinker(spec, settings)
-    if spec.kind == "cascade":
-        from wikivel_bot.linker.cascade import build_cascade_linker
-
-        return build_cascade_linker(spec, settings, cascade, item_image_loader=item_image_loader)
-    from wikivel_bot.linker.clip import build_clip_linker
-
-    return build_clip_linker(spec, settings, item_image_loader=item_image_loader)
 
 
 def _read_spec(file: Path) -> LinkerSpec:
