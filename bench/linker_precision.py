@@ -35,7 +35,8 @@ from PIL import Image
 
 from wikivel_bot.config import LinkerSettings
 from wikivel_bot.core.ranking import RankingRules
-from wikivel_bot.linker import create_linker, prefetch
+from wikivel_bot.linker import create_linker
+from wikivel_bot.linker.backbone import prefetch
 from wikivel_bot.linker.clip import ClipLinker
 from wikivel_bot.linker.backbone.text_tower import encode_texts
 from wikivel_bot.linker.link import link_files

@@ -207,6 +207,22 @@ def test_cycle_finder_sees_a_cycle_through_a_lazy_and_a_relative_import(tmp_path
     assert find_cycle(import_graph(pkg)) is None
 
 
+# Packages whose __init__ is more than a front door, and may be imported from inside: the root
+# holds only ``__version__``; ``cli``'s holds the click group that ``cli.docs`` renders.
+FRONT_DOOR_EXCEPTIONS = ("wikivel_bot", "wikivel_bot.cli")
+
+
+def test_no_module_imports_the_front_door_of_its_own_package() -> None:
+    """A sub-room's modules import each other, never the __init__ that re-exports them: that
+    way the front door can import the whole room without closing a circle (queue/store,
+    config, linker, its backbone and cascade)."""
+    graph = import_graph(PACKAGE)
+    packages = {module_name(path, PACKAGE.parent) for path in PACKAGE.rglob("__init__.py")}
+    problems = [f"{m} imports {d}" for m, deps in sorted(graph.items()) for d in sorted(deps)
+                if d in packages and m.startswith(d + ".") and d not in FRONT_DOOR_EXCEPTIONS]
+    assert not problems, "\n".join(problems)
+
+
 # -- the linker room's floors -----------------------------------------------------------------
 
 LINKER = "wikivel_bot.linker"

@@ -10,28 +10,28 @@ crashed worker's rows come back once its lease has expired.
 :class:`Store` is one class to its callers, written as one mixin per concern so each can be
 read on its own:
 
-* ``store_base`` — the engine, transactions, dialect helpers (locking reads, insert-or-ignore,
+* ``base`` — the engine, transactions, dialect helpers (locking reads, insert-or-ignore,
   lease conditions) and the checks several concerns share;
-* ``store_files`` — enqueueing uploads, claiming and releasing files, ``mark_*``;
-* ``store_linking`` — saving a file's candidates, and the backfill's ``settle_files``
+* ``files`` — enqueueing uploads, claiming and releasing files, ``mark_*``;
+* ``linking`` — saving a file's candidates, and the backfill's ``settle_files``
   (with :class:`FileOutcome`);
-* ``store_decisions`` — reviewers' decisions, their undo, ``rejected_items``;
-* ``store_claims`` — claiming approved pairs, confirming, renewing and releasing leases;
-* ``store_writes`` — recording write outcomes, the audit trail;
-* ``store_cursors`` — poll cursors and per-state counts.
+* ``decisions`` — reviewers' decisions, their undo, ``rejected_items``;
+* ``claims`` — claiming approved pairs, confirming, renewing and releasing leases;
+* ``writes`` — recording write outcomes, the audit trail;
+* ``cursors`` — poll cursors and per-state counts.
 
-The mixins import only ``store_base``, never this module, so the imports have no cycle.
+The mixins import only ``base``, never this module, so the imports have no cycle.
 """
 
 from __future__ import annotations
 
-from wikivel_bot.queue.store_base import ENQUEUE_CHUNK
-from wikivel_bot.queue.store_claims import ClaimsMixin
-from wikivel_bot.queue.store_cursors import CursorsMixin
-from wikivel_bot.queue.store_decisions import DecisionsMixin
-from wikivel_bot.queue.store_files import FilesMixin
-from wikivel_bot.queue.store_linking import FileOutcome, LinkingMixin
-from wikivel_bot.queue.store_writes import Outcome, WritesMixin
+from wikivel_bot.queue.store.base import ENQUEUE_CHUNK
+from wikivel_bot.queue.store.claims import ClaimsMixin
+from wikivel_bot.queue.store.cursors import CursorsMixin
+from wikivel_bot.queue.store.decisions import DecisionsMixin
+from wikivel_bot.queue.store.files import FilesMixin
+from wikivel_bot.queue.store.linking import FileOutcome, LinkingMixin
+from wikivel_bot.queue.store.writes import Outcome, WritesMixin
 
 # Names callers import from here; they live in the modules above.
 __all__ = ["ENQUEUE_CHUNK", "FileOutcome", "Outcome", "Store"]
@@ -41,5 +41,5 @@ class Store(FilesMixin, LinkingMixin, DecisionsMixin, ClaimsMixin, WritesMixin, 
     """The queue on one database. Safe to share between threads of one process.
 
     ``Store(engine, claim_lease_s=900, clock=utcnow)``: see
-    :meth:`~wikivel_bot.queue.store_base.StoreBase.__init__`.
+    :meth:`~wikivel_bot.queue.store.base.StoreBase.__init__`.
     """

@@ -1,8 +1,8 @@
 """What every part of :class:`~wikivel_bot.queue.store.Store` stands on: the engine,
 transactions, the dialect differences, and the few helpers more than one concern calls.
 
-``Store`` is composed of one mixin per concern (``store_files``, ``store_linking``,
-``store_decisions``, ``store_claims``, ``store_writes``, ``store_cursors``); each inherits
+``Store`` is composed of one mixin per concern (``files``, ``linking``,
+``decisions``, ``claims``, ``writes``, ``cursors``); each inherits
 :class:`StoreBase` so its methods are typed against the helpers here. This module imports none
 of them, and none of them imports ``store.py``: the imports have no cycle. The dialect helpers
 are where the backends differ — a claim's locking read skips rows other workers hold
@@ -96,7 +96,7 @@ class StoreBase:
     # -- helpers -----------------------------------------------------------------------
 
     def _check_file_move(self, conn: Connection, file_id: int, target: FileState) -> None:
-        # Here rather than in store_files: save_candidates (store_linking) checks its move too.
+        # Here rather than in files: save_candidates (linking) checks its move too.
         state = conn.execute(self.for_update(select(files.c.state).where(files.c.id == file_id))).scalar()
         if state is None:
             raise NotFound(f"no file row {file_id}")
@@ -136,7 +136,7 @@ class StoreBase:
         return insert(table).prefix_with("IGNORE")
 
     def _save_cursor(self, conn: Connection, source: str, cursor: Cursor, now: object) -> None:
-        # Here rather than in store_cursors: enqueue (store_files) saves the cursor in the
+        # Here rather than in cursors: enqueue (files) saves the cursor in the
         # transaction of its batch.
         values = dict(timestamp=to_db_time(cursor.timestamp), log_id=cursor.log_id, updated_at=now)
         done = conn.execute(update(cursors).where(cursors.c.source == source).values(**values)).rowcount

@@ -1,9 +1,9 @@
 """The store's record of write attempts: a pair's move after its edit, and the audit trail.
 
 Part of :class:`~wikivel_bot.queue.store.Store` (a mixin over
-:class:`~wikivel_bot.queue.store_base.StoreBase`). Every attempt — written, skipped, failed or
+:class:`~wikivel_bot.queue.store.base.StoreBase`). Every attempt — written, skipped, failed or
 simulated — appends one ``edits`` row in the transaction that moves the pair, so the audit
-never disagrees with the queue. Claiming the pairs to write is in ``store_claims``; reverting a
+never disagrees with the queue. Claiming the pairs to write is in ``claims``; reverting a
 batch's writes is in ``revert_queries``.
 """
 
@@ -17,7 +17,7 @@ from sqlalchemy import insert, select, update
 from wikivel_bot.core import states
 from wikivel_bot.errors import IllegalTransition, LeaseLost, NotFound
 from wikivel_bot.queue.rows import to_db_time
-from wikivel_bot.queue.store_base import StoreBase
+from wikivel_bot.queue.store.base import StoreBase
 from wikivel_bot.queue.tables import candidates, edits, files
 from wikivel_bot.types import CandidateState, DryRun, Failed, Skipped, Written
 

@@ -1,7 +1,7 @@
 """The store's record of what the linker found: one file at a time, or a block at once.
 
 Part of :class:`~wikivel_bot.queue.store.Store` (a mixin over
-:class:`~wikivel_bot.queue.store_base.StoreBase`). The daemon saves each file's candidates
+:class:`~wikivel_bot.queue.store.base.StoreBase`). The daemon saves each file's candidates
 with ``Store.save_candidates``; the backfill settles a whole block of files —
 fetched, linked, unavailable, ineligible or given back — in one transaction with
 ``Store.settle_files``. Both write candidates through the same helper, so a pair a
@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 from wikivel_bot.core import states
 from wikivel_bot.errors import UsageError
 from wikivel_bot.queue.rows import media_to_json
-from wikivel_bot.queue.store_base import ENQUEUE_CHUNK, StoreBase
+from wikivel_bot.queue.store.base import ENQUEUE_CHUNK, StoreBase
 from wikivel_bot.queue.tables import candidates, files
 from wikivel_bot.types import Candidate, CandidateState, FileState, MediaFile, is_qid
 

@@ -1,12 +1,12 @@
 """The store's leases on approved pairs: how a writer claims a pair, keeps it and gives it back.
 
 Part of :class:`~wikivel_bot.queue.store.Store` (a mixin over
-:class:`~wikivel_bot.queue.store_base.StoreBase`). A writer claims approved pairs
+:class:`~wikivel_bot.queue.store.base.StoreBase`). A writer claims approved pairs
 (:meth:`ClaimsMixin.claim_approved`, a locking read that skips rows others hold), confirms
 each is still its own right before the edit (:meth:`ClaimsMixin.confirm_claim`), renews its
 leases while it works and releases what it did not handle. The renew/release/list methods
 cover file claims too, so one call settles everything a worker holds; claiming files for a
-stage is in ``store_files``, recording a write's outcome in ``store_writes``.
+stage is in ``files``, recording a write's outcome in ``writes``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Sequence
 
 from sqlalchemy import func, or_, select, update
 
-from wikivel_bot.queue.store_base import StoreBase
+from wikivel_bot.queue.store.base import StoreBase
 from wikivel_bot.queue.tables import candidates, files
 from wikivel_bot.types import ApprovedEdit, CandidateState
 

@@ -1,7 +1,7 @@
 """The store's record of reviewers' decisions on (file, item) pairs, and their undo.
 
 Part of :class:`~wikivel_bot.queue.store.Store` (a mixin over
-:class:`~wikivel_bot.queue.store_base.StoreBase`). A decision moves a candidate (approve,
+:class:`~wikivel_bot.queue.store.base.StoreBase`). A decision moves a candidate (approve,
 reject, skip, …) and appends to ``decisions`` in the same transaction, with the state before,
 so an undo can put the pair back — unless something (a write) moved it since. A rejection is
 the queue's permanent memory: :meth:`DecisionsMixin.rejected_items` is what the linker asks
@@ -16,7 +16,7 @@ from sqlalchemy import insert, select, update
 
 from wikivel_bot.core import states
 from wikivel_bot.errors import IllegalTransition, NotFound, UsageError
-from wikivel_bot.queue.store_base import StoreBase
+from wikivel_bot.queue.store.base import StoreBase
 from wikivel_bot.queue.tables import candidates, decisions, files
 from wikivel_bot.types import CandidateState, DecisionAction, is_qid
 

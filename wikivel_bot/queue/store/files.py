@@ -1,9 +1,9 @@
 """The store's file rows: uploads entering the queue, claimed for a stage, moved on one by one.
 
 Part of :class:`~wikivel_bot.queue.store.Store` (a mixin over
-:class:`~wikivel_bot.queue.store_base.StoreBase`). The poller enqueues, the fetcher claims
+:class:`~wikivel_bot.queue.store.base.StoreBase`). The poller enqueues, the fetcher claims
 ``discovered`` files and marks each ``fetched``, ``unavailable`` or ``ineligible``. Saving a
-file's candidates (its move to ``linked``) is in ``store_linking``, with the backfill's
+file's candidates (its move to ``linked``) is in ``linking``, with the backfill's
 block-at-once settlement that shares its code.
 """
 
@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 
 from wikivel_bot.errors import NotFound
 from wikivel_bot.queue.rows import file_work, media_to_json, to_db_time
-from wikivel_bot.queue.store_base import ENQUEUE_CHUNK, StoreBase
+from wikivel_bot.queue.store.base import ENQUEUE_CHUNK, StoreBase
 from wikivel_bot.queue.tables import files
 from wikivel_bot.types import Cursor, FileState, FileWork, MediaFile, Upload
 

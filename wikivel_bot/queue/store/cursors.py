@@ -1,11 +1,11 @@
 """The store's bookkeeping outside the state machine: poll cursors and rows per state.
 
 Part of :class:`~wikivel_bot.queue.store.Store` (a mixin over
-:class:`~wikivel_bot.queue.store_base.StoreBase`). Nothing here moves a file or a pair: a
+:class:`~wikivel_bot.queue.store.base.StoreBase`). Nothing here moves a file or a pair: a
 cursor is where a poller resumes (saved with each enqueued batch by ``Store.enqueue``, or on
 its own by :meth:`CursorsMixin.set_cursor`), and :meth:`CursorsMixin.counts` is what
 `status`, the web and the metrics endpoint show of the queue's size. The rest of what they read
-(held leases, daemon state) is in ``store_claims`` and ``monitor``.
+(held leases, daemon state) is in ``claims`` and ``monitor``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Dict, Optional
 
 from sqlalchemy import func, select
 
-from wikivel_bot.queue.store_base import StoreBase
+from wikivel_bot.queue.store.base import StoreBase
 from wikivel_bot.queue.tables import candidates, cursors, files
 from wikivel_bot.types import CandidateState, Cursor, FileState
 
