@@ -13,6 +13,7 @@ above the CLIP linker it uses, and ``factory`` on top, imported by nothing below
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +97,12 @@ def import_graph(package: Path) -> Dict[str, Set[str]]:
                     deps.add(target)
         graph[name] = deps
     return graph
+
+
+@functools.lru_cache(maxsize=None)
+def package_graph() -> Dict[str, Set[str]]:
+    """:func:`import_graph` of ``wikivel_bot``, parsed once for every test below (read only)."""
+    return import_graph(PACKAGE)
 
 
 def find_cycle(graph: Dict[str, Set[str]]) -> Optional[List[str]]:
@@ -187,7 +194,7 @@ def test_the_import_graph_has_no_cycle() -> None:
 
     When two modules need each other, the shared piece moves down a floor (HOUSE_STYLE 14).
     """
-    cycle = find_cycle(import_graph(PACKAGE))
+    cycle = find_cycle(package_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
@@ -216,7 +223,7 @@ def test_no_module_imports_the_front_door_of_its_own_package() -> None:
     """A sub-room's modules import each other, never the __init__ that re-exports them: that
     way the front door can import the whole room without closing a circle (queue/store,
     config, linker, its backbone and cascade)."""
-    graph = import_graph(PACKAGE)
+    graph = package_graph()
     packages = {module_name(path, PACKAGE.parent) for path in PACKAGE.rglob("__init__.py")}
     problems = [f"{m} imports {d}" for m, deps in sorted(graph.items()) for d in sorted(deps)
                 if d in packages and m.startswith(d + ".") and d not in FRONT_DOOR_EXCEPTIONS]
@@ -252,7 +259,7 @@ def linker_modules(graph: Dict[str, Set[str]]) -> List[str]:
 
 
 def test_every_linker_module_has_a_floor() -> None:
-    for module in linker_modules(import_graph(PACKAGE)):
+    for module in linker_modules(package_graph()):
         linker_floor(module)
 
 
@@ -270,19 +277,19 @@ def floor_problems(graph: Dict[str, Set[str]]) -> List[str]:
 
 
 def test_linker_imports_go_down_the_floors_only() -> None:
-    problems = floor_problems(import_graph(PACKAGE))
+    problems = floor_problems(package_graph())
     assert not problems, "linker floors broken:\n" + "\n".join(problems)
 
 
 def test_nothing_below_the_factory_imports_it() -> None:
-    graph = import_graph(PACKAGE)
+    graph = package_graph()
     importers = sorted(m for m in linker_modules(graph) if f"{LINKER}.factory" in graph[m])
     assert importers == [f"{LINKER}.parity"], importers
 
 
 def test_the_backbone_imports_nothing_of_the_linker_outside_itself() -> None:
     """The backbone can be read, benchmarked and replaced on its own."""
-    graph = import_graph(PACKAGE)
+    graph = package_graph()
     problems = [f"{m} imports {d}" for m in linker_modules(graph) if m.startswith(f"{LINKER}.backbone")
                 for d in sorted(graph[m]) if d.startswith(LINKER) and not d.startswith(f"{LINKER}.backbone")]
     assert not problems, "\n".join(problems)
@@ -290,7 +297,7 @@ def test_the_backbone_imports_nothing_of_the_linker_outside_itself() -> None:
 
 def test_only_the_factory_builds_from_the_cascade_room() -> None:
     """Inside the linker room, the cascade is reached through the factory alone."""
-    graph = import_graph(PACKAGE)
+    graph = package_graph()
     outside = [m for m in linker_modules(graph) if not m.startswith(f"{LINKER}.cascade")]
     importers = sorted(m for m in outside if any(d.startswith(f"{LINKER}.cascade") for d in graph[m]))
     assert importers == [f"{LINKER}.factory"], importers

@@ -22,7 +22,7 @@ from wikivel_bot.errors import LeaseLost
 from wikivel_bot.events import event
 from wikivel_bot.types import ApprovedEdit, CandidateState, DryRun, Skipped, Written
 
-__all__ = ["LeaseKeeper", "LeaseLost", "WriteCounters", "WriteQueue", "reason_kind", "write_approved"]
+__all__ = ["LeaseKeeper", "WriteCounters", "WriteQueue", "reason_kind", "write_approved"]
 
 
 class WriteQueue(Protocol):

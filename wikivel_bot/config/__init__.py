@@ -16,16 +16,7 @@ Callers import from here; the two modules import each other's names directly, ne
 
 from __future__ import annotations
 
-from wikivel_bot.config.loading import (
-    CONFIG_PATH_VARIABLE,
-    DEFAULT_CONFIG_FILE,
-    ENV_PREFIX,
-    NUMERIC_RULES,
-    STICKY_TRUE,
-    THUMB_STEPS,
-    load_settings,
-    settings_as_toml,
-)
+from wikivel_bot.config.loading import load_settings, settings_as_toml
 from wikivel_bot.config.sections import (
     BackfillSettings,
     CascadeSettings,
@@ -45,23 +36,17 @@ from wikivel_bot.config.sections import (
 
 __all__ = [
     "BackfillSettings",
-    "CONFIG_PATH_VARIABLE",
     "CascadeSettings",
-    "DEFAULT_CONFIG_FILE",
     "DaemonSettings",
     "DbSettings",
-    "ENV_PREFIX",
     "FetchSettings",
     "LabelsSettings",
     "LinkerSettings",
-    "NUMERIC_RULES",
     "PollSettings",
     "ReviewSettings",
-    "STICKY_TRUE",
     "SafetySettings",
     "Settings",
     "SiteSettings",
-    "THUMB_STEPS",
     "WebSettings",
     "WriteSettings",
     "load_settings",

@@ -25,16 +25,15 @@ The mixins import only ``base``, never this module, so the imports have no cycle
 
 from __future__ import annotations
 
-from wikivel_bot.queue.store.base import ENQUEUE_CHUNK
 from wikivel_bot.queue.store.claims import ClaimsMixin
 from wikivel_bot.queue.store.cursors import CursorsMixin
 from wikivel_bot.queue.store.decisions import DecisionsMixin
 from wikivel_bot.queue.store.files import FilesMixin
 from wikivel_bot.queue.store.linking import FileOutcome, LinkingMixin
-from wikivel_bot.queue.store.writes import Outcome, WritesMixin
+from wikivel_bot.queue.store.writes import WritesMixin
 
-# Names callers import from here; they live in the modules above.
-__all__ = ["ENQUEUE_CHUNK", "FileOutcome", "Outcome", "Store"]
+# Names callers import from here; FileOutcome lives in linking.py.
+__all__ = ["FileOutcome", "Store"]
 
 
 class Store(FilesMixin, LinkingMixin, DecisionsMixin, ClaimsMixin, WritesMixin, CursorsMixin):
