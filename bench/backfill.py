@@ -103,18 +103,17 @@ def stage_costs(settings: Any, titles: List[str], sample: int) -> Dict[str, Dict
     from wikivel_bot.commons.fetcher import Fetcher
     from wikivel_bot.commons.site import open_site
     from wikivel_bot.commons.thumbnails import ThumbnailClient
+    from wikivel_bot.backfill.pipeline import ready_linker
     from wikivel_bot.labels import default_label_set
-    from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.link import model_input_steps, model_side, rules_from_settings
+    from wikivel_bot.linker.link import model_input_steps, model_side
 
     site = open_site(settings.site)
     fetcher = Fetcher(site, settings.fetch, settings.poll, tuple(settings.site.languages), None)
     store = open_store(settings)
-    linker = create_linker(settings.linker.name, settings.linker)
     label_set = default_label_set("")
-    linker.attach(label_set, settings.linker.cache_dir)
+    ready = ready_linker(settings, label_set)  # as the backfill's driver and actors build it
+    linker = ready.linker
     identity = (linker.description.name, linker.description.version, label_set.content_hash)
-    rules = rules_from_settings(settings.linker)
     client = ThumbnailClient.from_settings(settings.fetch, CONTACT)
     costs: Dict[str, Dict[str, List[float]]] = {k: {"wall": [], "cpu": []}
                                                  for k in ("read/filter", "download", "decode", "link", "write", "write per file")}
@@ -140,7 +139,7 @@ def stage_costs(settings: Any, titles: List[str], sample: int) -> Dict[str, Dict
             timed("decode", len(chunk), lambda: stages.decode(chunk, model_side(linker), geometry))
         for b in range(0, len(rows), 32):
             chunk = rows[b:b + 32]
-            timed("link", len(chunk), lambda: stages.link(chunk, linker, rules, finish))
+            timed("link", len(chunk), lambda: stages.link(chunk, ready, finish))
         if start // 50 % 2 == 0:  # one transaction per block (what the pipeline does)
             timed("write", len(rows), lambda: stages.record(rows, store, counters))
         else:  # one per file, as before, for the ratio (alternate blocks: fresh files each)
@@ -158,13 +157,9 @@ def daemon_run(settings: Any, titles: List[str]) -> Dict[str, float]:
     from wikivel_bot.commons.generators import uploads_of
     from wikivel_bot.commons.site import open_site
     from wikivel_bot.commons.thumbnails import ThumbnailClient
+    from wikivel_bot.backfill.pipeline import ready_linker
     from wikivel_bot.labels import default_label_set
-    from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.link import link_files, rules_from_settings
-
-    linker = create_linker(settings.linker.name, settings.linker)
-    linker.attach(default_label_set(""), settings.linker.cache_dir)
-    rules = rules_from_settings(settings.linker)
+    ready = ready_linker(settings, default_label_set(""))
     store = open_store(settings)
     site = open_site(settings.site)
     started = time.perf_counter()
@@ -175,7 +170,7 @@ def daemon_run(settings: Any, titles: List[str]) -> Dict[str, float]:
         fetcher = Fetcher.from_settings(site, settings, client)
         while True:
             fetched = pipeline.fetch_pending(store, fetcher, 50, "bench-daemon")
-            done = pipeline.link_pending(store, client, lambda f, r: link_files(linker, f, rules=rules, rejected=r),
+            done = pipeline.link_pending(store, client, ready.link,
                                          settings.linker.batch_size, "bench-daemon")
             linked += done.linked
             if fetched.claimed == 0 and done.claimed == 0:

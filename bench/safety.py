@@ -6,8 +6,9 @@ A synthetic label set the size of the paper's f=10 set (18,522 items, built in m
 ``label_set_from_records``): a P279 tree 1-4 levels under 12 roots, one item in six a person
 (P31 human), a religion subtree and an ethnic-group class so the sensitive classes match
 something. Each "file" is ``--k`` random (item, score) pairs — what the linker hands the
-ranking for top_k 10 (10 × 3 overfetch × 2 while the safety rules are on) — and a random
-description; every tenth description names one of the people. Timed: the ranking of all
+ranking for top_k 10 (10 × 3 overfetch × 2 while the safety rules are on) — and the file's
+evidence: two category items, and on every tenth file a category linked to one of the people
+(which ties the file to that person, the only way one is suggested). Timed: the ranking of all
 files with ``safety=None`` and with the default :class:`SafetyRules`, interleaved, best of 3.
 Prints a Markdown table for docs/benchmarks.md.
 """
@@ -26,7 +27,8 @@ from typing import List, Tuple
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from wikivel_bot.core.ranking import RankingRules, rank_candidates  # noqa: E402
-from wikivel_bot.core.safety import FileText, SafetyRules  # noqa: E402
+from wikivel_bot.core.evidence import Evidence  # noqa: E402
+from wikivel_bot.core.safety import SafetyRules  # noqa: E402
 from wikivel_bot.labels import label_set_from_records  # noqa: E402
 
 WORDS = ("red blue old new small large river city park tree house bridge tower church market "
@@ -55,7 +57,7 @@ def build(items: int, rng: random.Random):
         if n % 6 == 0:
             name = f"{rng.choice(WORDS).title()} {rng.choice(WORDS).title()}son {n}"
             records.append({"qid": qid, "label": name, "p31": ["Q5"]})
-            people.append(name)
+            people.append(qid)
         elif n % 50 == 1:
             records.append({"qid": qid, "label": f"group {n}", "p31": ["Q41710"]})
         else:
@@ -67,8 +69,8 @@ def build(items: int, rng: random.Random):
 
 def time_ranking(labels, files, rules: RankingRules) -> float:
     started = time.perf_counter()
-    for scored, text in files:
-        rank_candidates(scored, labels, rules=rules, text=text)
+    for scored, evidence in files:
+        rank_candidates(scored, labels, rules=rules, evidence=evidence)
     return time.perf_counter() - started
 
 
@@ -81,13 +83,14 @@ def main() -> None:
     rng = random.Random(7)
     labels, people = build(args.items, rng)
     qids = list(labels.qids)
-    files: List[Tuple[List[Tuple[str, float]], FileText]] = []
+    files: List[Tuple[List[Tuple[str, float]], List[Evidence]]] = []
     for n in range(args.files):
         scored = [(q, rng.random()) for q in rng.sample(qids, args.k)]
-        words = " ".join(rng.choice(WORDS) for _ in range(12))
+        evidence = [Evidence("category", f"Category:Example {i}", q) for i, (q, _) in enumerate(scored[:2])]
         if n % 10 == 0:
-            words += " with " + rng.choice(people)
-        files.append((scored, FileText.of(f"File:IMG {n}.jpg", words, ["Category:Example"])))
+            person = rng.choice(people)
+            evidence.append(Evidence("category", f"Category:{labels.label_of(person)}", person))
+        files.append((scored, evidence))
     plain = RankingRules(top_k=10)
     safe = RankingRules(top_k=10, safety=SafetyRules())
     time_ranking(labels, files[:50], safe)  # warm-up: caches of the label set

@@ -1,6 +1,6 @@
 """Soak test: replay uploads into a running daemon and watch lag, throughput and memory.
 
-    .venv/bin/python bench/soak.py [--uploads 10000] [--rate 10] [--sample-s 10]
+    .venv/bin/python bench/soak.py [--uploads 10000] [--rate 10] [--sample-s 10] [--evidence on|off|both]
 
 A local test wiki (tests/testwiki) runs in this process; the daemon (`wikivel-bot run
 --dry-run`, tiny open_clip model with random weights on CPU, starter label set, SQLite
@@ -10,6 +10,14 @@ the script records the daemon's resident memory (VmRSS), files linked so far and
 backlog (uploaded but not yet linked). Printed at the end as a Markdown table plus a
 summary: throughput, lag, and resident memory at 25/50/75/100 % of the files processed —
 memory must not grow with the number of files.
+
+Every upload carries what Commons uploads carry (docs/evidence.md): categories linked to items
+(the sitelink on the topic, a category item with P301, an unlinked one named by P373), an
+unlinked category shared by the 20 uploads of one "batch" (Commons' long tail, each asked once
+by P373 search) and, on every third, a description link, so the daemon's link stage resolves
+evidence as it would on Commons (``evidence.enabled``, the default). ``--evidence both`` runs
+the soak twice on fresh wikis and queues — evidence off, then on — and prints the ratio of
+their rates (the daemon must keep its rate within 10 % with evidence on).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from sqlalchemy import func, select  # noqa: E402
 
 from tests.linker_support import tiny_model_file  # noqa: E402
 from tests.testwiki import TestWiki  # noqa: E402
+from tests.testwiki.control import default_wikitext  # noqa: E402
 from tests.testwiki.pwb import write_config  # noqa: E402
 from wikivel_bot.queue import migrate  # noqa: E402
 from wikivel_bot.queue.engine import create_engine_for  # noqa: E402
@@ -42,6 +51,20 @@ from wikivel_bot.queue.tables import files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 COLOURS = ["#c0392b", "#27ae60", "#2980b9", "#f1c40f", "#8e44ad", "#e67e22", "#1abc9c", "#7f8c8d"]
+# Categories of the test wiki's fixtures linked to items (tests/testwiki/fixture_evidence.py):
+# a sitelink on the topic, a category item with P301, an unlinked category named by P373.
+LINKED = ["Eiffel Tower", "Paris", "Rijksmuseum", "Westerkerk (Amsterdam)", "House cat", "Dog"]
+LINKS = ["[[w:en:Eiffel Tower]]", "{{w|Paris}}", "[[d:Q243]]"]
+
+
+def soak_wikitext(name: str, i: int) -> str:
+    """The description page of upload ``i``: the default page with a description link (every
+    third), two linked categories and the batch's unlinked one."""
+    text = default_wikitext(name, "Alice Uploader", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    if i % 3 == 0:
+        text = text.replace("|description={{en|1=", f"|description={{{{en|1={LINKS[i % len(LINKS)]} ", 1)
+    cats = [LINKED[i % len(LINKED)], LINKED[(i + 1) % len(LINKED)], f"Soak street {i // 20}"]
+    return text + "".join(f"[[Category:{c}]]\n" for c in cats)
 
 
 def rss_mb(pid: int) -> float:
@@ -62,8 +85,21 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=10.0, help="uploads per second")
     parser.add_argument("--sample-s", type=float, default=10.0)
     parser.add_argument("--drain-timeout-s", type=float, default=600.0)
+    parser.add_argument("--evidence", choices=("on", "off", "both"), default="on",
+                        help="evidence.enabled for the daemon; both: off, then on, and the ratio of the rates")
     args = parser.parse_args()
+    runs = {"off": [False], "on": [True], "both": [False, True]}[args.evidence]
+    rates = {}
+    for evidence in runs:
+        samples = soak(args, evidence)
+        rates[evidence] = report(args, samples, evidence)
+    if len(rates) == 2:
+        print(f"\nrate with evidence / without: {rates[True]:.2f} / {rates[False]:.2f} files/s "
+              f"= {rates[True] / rates[False]:.3f}")
 
+
+def soak(args: argparse.Namespace, evidence: bool) -> List[Dict[str, float]]:
+    """One soak run (the module docstring) with ``evidence.enabled = evidence``; its samples."""
     work = Path(tempfile.mkdtemp(prefix="wikivel-soak-"))
     url = f"sqlite:///{work / 'queue.sqlite'}"
     engine = create_engine_for(url)
@@ -85,6 +121,7 @@ def main() -> None:
             "WIKIVEL_POLL_INTERVAL_S": "2",
             "WIKIVEL_DAEMON_LINK_INTERVAL_S": "1",
             "WIKIVEL_SITE_OPERATOR_CONTACT": "User:Soak",
+            "WIKIVEL_EVIDENCE_ENABLED": "true" if evidence else "false",
         })
         log = (work / "daemon.log").open("w")
         daemon = subprocess.Popen([sys.executable, "-m", "wikivel_bot", "run", "--dry-run"], env=env,
@@ -97,8 +134,9 @@ def main() -> None:
                 delay = start + i / args.rate - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
-                wiki.add_upload(f"Soak {i:06d}.png", width=400 + i % 7 * 20, height=300 + i % 5 * 20,
-                                color=COLOURS[i % len(COLOURS)])
+                name = f"Soak {i:06d}.png"
+                wiki.add_upload(name, width=400 + i % 7 * 20, height=300 + i % 5 * 20,
+                                color=COLOURS[i % len(COLOURS)], wikitext=soak_wikitext(name, i))
                 uploaded["n"] = i + 1
 
         while linked_count(engine) < fixture_files - 12:  # wait until the daemon is up and linking
@@ -124,13 +162,15 @@ def main() -> None:
                 break
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=120)
-    report(args, samples)
+    return samples
 
 
-def report(args: argparse.Namespace, samples: List[Dict[str, float]]) -> None:
+def report(args: argparse.Namespace, samples: List[Dict[str, float]], evidence: bool) -> float:
+    """Print one run's summary; its rate (files processed per second)."""
     last = samples[-1]
-    print(f"\n# bench/soak.py --uploads {args.uploads} --rate {args.rate} on {platform.node()} "
-          f"({os.cpu_count()} cores, Python {platform.python_version()}); tiny model, random weights, CPU, SQLite")
+    print(f"\n# bench/soak.py --uploads {args.uploads} --rate {args.rate}, evidence {'on' if evidence else 'off'}, "
+          f"on {platform.node()} ({os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}); "
+          "tiny model, random weights, CPU, SQLite")
     print(f"processed {last['processed']:.0f}/{args.uploads} in {last['t']:.0f} s "
           f"= {last['processed'] / last['t']:.1f} files/s (offered {args.rate}/s)")
     print(f"backlog: median {statistics.median(s['backlog'] for s in samples):.0f}, "
@@ -141,6 +181,14 @@ def report(args: argparse.Namespace, samples: List[Dict[str, float]]) -> None:
         target = share * last["processed"]
         sample = next(s for s in samples if s["processed"] >= target)
         print(f"| {sample['processed']:.0f} ({share:.0%}) | {sample['rss_mb']:.0f} |")
+    return last["processed"] / last["t"]
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
 
 
 if __name__ == "__main__":

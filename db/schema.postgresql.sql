@@ -129,5 +129,20 @@ UPDATE candidates SET state='approved', simulated_at=candidates.updated_at, clai
 
 UPDATE alembic_version SET version_num='0003' WHERE alembic_version.version_num = '0002';
 
+-- Running upgrade 0003 -> 0004
+
+CREATE TABLE evidence_cache (
+    key VARCHAR(512) NOT NULL, 
+    qid VARCHAR(20), 
+    expires_at TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+    CONSTRAINT pk_evidence_cache PRIMARY KEY (key)
+);
+
+UPDATE alembic_version SET version_num='0004' WHERE alembic_version.version_num = '0003';
+
+-- Running upgrade 0004 -> 0005
+
+UPDATE alembic_version SET version_num='0005' WHERE alembic_version.version_num = '0004';
+
 COMMIT;
 

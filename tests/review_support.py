@@ -8,7 +8,7 @@ way ``linker.link`` writes them.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Dict, Iterable, Sequence, Tuple
+from typing import Dict, Iterable, Mapping, Sequence, Tuple
 
 from sqlalchemy import select
 
@@ -41,8 +41,12 @@ def add_file(
     depicts: Sequence[Depiction] = (),
     linker: str = "zero-shot",
     notes: Sequence[str] = (),
+    sources: Sequence[Mapping[str, str]] = (),
 ) -> int:
-    """Enqueue, fetch and link one file with the given candidates; returns its row id."""
+    """Enqueue, fetch and link one file with the given candidates; returns its row id.
+
+    :param sources: the file's evidence (``Evidence.as_dict()`` each): each candidate stores
+        those naming its item, as the linker stores them."""
     title = title or f"File:Example {page_id}.jpg"
     store.enqueue([Upload(page_id=page_id, title=title, timestamp=T0 + timedelta(days=day), uploader=uploader,
                           log_id=1000 + page_id, mime="image/jpeg", width=800, height=600)])
@@ -52,7 +56,8 @@ def add_file(
                                           categories=tuple(categories), depicts=tuple(depicts), revid=7))
     store.save_candidates(file_id, [
         Candidate(qid=q, score=s, rank=i + 1, linker=linker, linker_version="1", labelset_hash="h" * 16,
-                  evidence={"label": label, "description": text, "notes": list(notes)})
+                  evidence={"label": label, "description": text, "notes": list(notes),
+                            **({"sources": [dict(e) for e in sources if e["qid"] == q]} if sources else {})})
         for i, (q, s, label, text) in enumerate(items)
     ])
     return file_id

@@ -85,9 +85,9 @@ def test_title_list_backfill_matches_the_daemon_and_a_second_run_adds_nothing(
     assert rows["File:Cat and dog together.jpg"]["reason"].startswith("already depicts:")
     assert "File:Deleted after upload.jpg" not in rows
     counters = first.counters
-    assert counters.read == len(EXPECTED) + 3  # Ray Data's reader drops blank lines
+    assert counters.read == len(EXPECTED) + 2  # the blank line and the comment are no files
     assert counters.linked == 5 and counters.candidates > 0
-    assert counters.skipped == {"no such file": 1, "not a title": 1}
+    assert counters.skipped == {"no such file": 1}
     assert counters.unavailable == {"corrupt": 1, "decompression bomb": 1, "not an image": 1}
     assert counters.ineligible == {"too small": 1, "bots excluded": 1, "protected": 1, "already depicts": 1}
     assert first.media["max_in_flight"] <= 2  # the robot policy's total concurrency
@@ -116,16 +116,17 @@ def _daemon_link(settings, titles: List[str]) -> None:
     from wikivel_bot.commons.generators import uploads_of
     from wikivel_bot.commons.site import open_site
     from wikivel_bot.commons.thumbnails import ThumbnailClient
+    from wikivel_bot.commons.item_images import item_image_source
     from wikivel_bot.labels import default_label_set
-    from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.link import link_files, rules_from_settings
+    from wikivel_bot.linker import build_ready_linker
+    from wikivel_bot.linker.link import link_files
 
     site = open_site(settings.site)
     store = open_store(settings)
     store.enqueue(list(uploads_of(site, titles)))
-    linker = create_linker(settings.linker.name, settings.linker)
-    linker.attach(default_label_set(settings.linker.labels_dir), settings.linker.cache_dir)
-    rules = rules_from_settings(settings.linker)
+    ready = build_ready_linker(settings, default_label_set(settings.linker.labels_dir),
+                               item_images=item_image_source(settings, site))
+    linker, rules = ready.linker, ready.rules
     with ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact) as client:
         fetcher = Fetcher.from_settings(site, settings, client)
         while True:
@@ -251,3 +252,111 @@ def _wait_for_linked(settings, proc, log_path: Path, held: str) -> set:
             return linked
         time.sleep(0.2)
     raise AssertionError("nothing was linked in 300 s:\n" + log_path.read_text()[-3000:])
+
+
+# -- the command speaks like the rest (issue 27, point 8) -------------------------------------
+
+
+def _cli_config(tmp_path: Path, settings, *, weights: str = "", api_url: str = "") -> Path:
+    """A config file for ``settings`` (``weights`` left out unless given: the option sets it)."""
+    config = tmp_path / "cli.toml"
+    config.write_text(
+        f'[db]\nurl = "{settings.db.url}"\n'
+        f'[site]\napi_url = "{api_url or settings.site.api_url}"\n'
+        f'operator_contact = "{settings.site.operator_contact}"\n'
+        f'[linker]\nmodel = "{settings.linker.model}"\npretrained = ""\ndevice = "cpu"\n'
+        + (f'weights = "{weights}"\n' if weights else "")
+        + f'batch_size = 8\nlabels_dir = "{settings.linker.labels_dir}"\ncache_dir = "{settings.linker.cache_dir}"\n'
+        f'[backfill]\nactors = 1\n'
+    )
+    return config
+
+
+def _run_cli(config: Path, ray_address: str, *args: str) -> subprocess.CompletedProcess:
+    """``wikivel-bot backfill`` in its own process (Ray's C++ core writes to the process's
+    stderr, which only a real process shows), joining the session's Ray."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("RAY_BACKEND_LOG_LEVEL", None)  # what an operator's shell has: nothing
+    return subprocess.run(
+        [sys.executable, "-m", "wikivel_bot", "--config", str(config), "backfill", *args,
+         "--address", ray_address, "--no-progress"],
+        cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_backfill_takes_weights_skips_comments_and_keeps_rays_lines_off_the_terminal(
+        wiki, pywikibot_dir, ray_runtime, labels, tmp_path):  # noqa: F811
+    settings = backfill_settings(wiki, tmp_path, labels)
+    config = _cli_config(tmp_path, settings)  # no linker.weights: --weights must supply them
+    titles = tmp_path / "titles.txt"
+    real = ["File:Red apple.png", "Lighthouse_at_dusk.jpg", "File:Tiny blue square.png"]
+    titles.write_text("# files to try first\n\n" + "\n".join(real) + "\n   \n  # indented comment\n")
+
+    refused = _run_cli(config, ray_runtime, "--titles", str(titles))
+    assert refused.returncode != 0
+    # The message points to --weights random, and backfill now takes it.
+    assert refused.stderr.startswith("error: ") and "--weights random" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1, refused.stderr
+
+    done = _run_cli(config, ray_runtime, "--titles", str(titles), "--weights", "random")
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout.splitlines()
+    assert out[0] == f"{len(real)} files read"  # comments and blank lines are not files
+    assert "not a title" not in done.stdout and "0 skipped" in out
+    assert "2 linked" in out and "1 ineligible" in out
+    # Ray's own lines (core_worker.cc on actor arguments in the object store, the raylet's,
+    # the workers' forwarded output) stay off the terminal; what is left is ours.
+    noise = [line for line in done.stderr.splitlines()
+             if "core_worker" in line or "(raylet)" in line or "(pid=" in line or " E " in line[:40]]
+    assert noise == [], done.stderr
+    rows = queue_rows(settings)
+    assert rows["File:Red apple.png"]["state"] == "linked" and len(rows) == len(real)
+
+
+def test_a_stage_that_fails_on_ray_ends_the_run_with_one_line(
+        wiki, pywikibot_dir, ray_runtime, labels, tmp_path):  # noqa: F811
+    import socket
+
+    settings = backfill_settings(wiki, tmp_path, labels)
+    with socket.socket() as sock:  # a port nothing listens on: the resolve stage's wiki is gone
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/w/api.php"
+    config = _cli_config(tmp_path, settings, weights="random", api_url=dead)
+    titles = tmp_path / "titles.txt"
+    titles.write_text("File:Red apple.png\n")
+    failed = _run_cli(config, ray_runtime, "--titles", str(titles))
+    assert failed.returncode != 0
+    errors = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "backfill stopped after 0 files" in errors[0], failed.stderr
+    assert f"cannot reach {dead}" in errors[0]  # the stage's own error, not Ray's "UDF failed"
+    # Nothing else: no traceback, no Ray Data error lines with their abbreviated stack.
+    assert failed.stderr.splitlines() == errors, failed.stderr
+
+
+def test_a_category_that_does_not_exist_is_an_error_and_an_empty_one_is_said(
+        wiki, pywikibot_dir, labels, tmp_path):  # noqa: F811
+    from click.testing import CliRunner
+
+    from wikivel_bot.cli import main
+
+    settings = backfill_settings(wiki, tmp_path, labels)
+    config = _cli_config(tmp_path, settings, weights="random")
+    runner = CliRunner()
+    missing = runner.invoke(main, ["--config", str(config), "backfill", "--category", "No_such_category",
+                                   "--no-progress"])
+    assert missing.exit_code == 2  # a usage error, as for a missing --titles file
+    lines = [line for line in missing.output.splitlines() if line.strip()]
+    assert lines == ["error: --category No_such_category: Category:No such category does not exist"], missing.output
+
+    wiki.store.create_page("Category:Backfill nothing here", "A category without files.")
+    empty = runner.invoke(main, ["--config", str(config), "backfill", "--category", "Backfill nothing here",
+                                 "--no-progress", "--json"])
+    assert empty.exit_code == 0, empty.output
+    import json
+
+    summary = json.loads(empty.output)
+    assert summary["read"] == 0 and summary["notes"] == ["Category:Backfill nothing here has no files"]
+    plain = runner.invoke(main, ["--config", str(config), "backfill", "--category", "Backfill nothing here",
+                                 "--depth", "2", "--no-progress"])
+    assert plain.exit_code == 0, plain.output
+    assert plain.output.splitlines()[0] == ("Category:Backfill nothing here has no files "
+                                            "(subcategories to depth 2 included)")

@@ -52,6 +52,7 @@ def test_a_rejected_pair_is_never_proposed_again_when_relinked(wiki, pywikibot_d
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.factory import ReadyLinker
     from wikivel_bot.linker.link import model_input_steps, model_side, rules_from_settings
 
     settings = backfill_settings(wiki, tmp_path, labels)
@@ -70,7 +71,7 @@ def test_a_rejected_pair_is_never_proposed_again_when_relinked(wiki, pywikibot_d
         rows = stages.resolve(rows, fetcher=fetcher, store=store, worker="backfill:t", identity=ident)
         steps = model_input_steps(linker)
         rows = stages.decode(stages.download(rows, client.get), model_side(linker), steps.geometry)
-        rows = stages.link(rows, linker, rules, steps.finish)
+        rows = stages.link(rows, ReadyLinker(linker, rules, None, {}), steps.finish)
         counters = BackfillCounters()
         return stages.record(rows, store, counters), counters
 
@@ -109,6 +110,7 @@ def test_preprocessing_in_the_cpu_stage_gives_the_daemons_suggestions(wiki, pywi
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.factory import ReadyLinker
     from wikivel_bot.linker.link import link_files, model_input_steps, model_side, rules_from_settings
 
     settings = backfill_settings(wiki, tmp_path, labels)
@@ -132,7 +134,7 @@ def test_preprocessing_in_the_cpu_stage_gives_the_daemons_suggestions(wiki, pywi
     decoded = stages.decode(ready, side, steps.geometry)
     assert {(r["width"], r["height"]) for r in decoded if r["pixels"]} == {(side, side)}  # model-sized
     assert all(len(r["pixels"]) == side * side * 3 for r in decoded if r["pixels"])  # uint8 RGB
-    linked = stages.link(decoded, linker, rules, steps.finish)
+    linked = stages.link(decoded, ReadyLinker(linker, rules, None, {}), steps.finish)
     assert [r["outcome"] for r in linked] == [LINKED] * 5
     for row, outcome in zip(linked, daemon):
         assert candidates_from_text(row["candidates"]) == list(outcome.candidates)

@@ -90,6 +90,8 @@ def test_training_output_and_checkpoint(trained):
     checkpoint = load_cascade_checkpoint(root / "cascade" / "best.pt")
     assert checkpoint.first_stage_linker == "naive-mlp" and checkpoint.first_stage["linker"] == "naive-mlp"
     assert checkpoint.candidates == 20 and checkpoint.calibration is not None
+    # The items whose P18 image the pair model read: the verifier gets item images because of it.
+    assert checkpoint.item_images and checkpoint.fitted_with_item_images
     assert checkpoint.calibration.method == "platt" and checkpoint.verification["roc_auc"] > 0.5
     assert checkpoint.open_clip["random_weights"] is True and checkpoint.extra["open_clip_config"]["embed_dim"] == 32
     assert checkpoint.extra["data"]["synthetic"] is True and checkpoint.extra["train"]["loss"] == "contrastive"

@@ -12,8 +12,7 @@ import pytest
 from tests.commons_support import BOT, CONTACT
 from tests.commons_support import local_only, pywikibot_dir, site, site_settings, wiki  # noqa: F401 - pytest fixtures
 from wikivel_bot.commons import site as site_module
-from wikivel_bot.commons.items import ItemClient
-from wikivel_bot.commons.site import NAMED_SITES, check_api, open_repo, open_site
+from wikivel_bot.commons.site import NAMED_SITES, check_api, open_items, open_repo, open_site, repo_api_url
 from wikivel_bot.config import SiteSettings
 from wikivel_bot.errors import ConfigError, WikiError
 
@@ -36,7 +35,12 @@ def test_items_follow_the_site_or_the_wikidata_url(site, site_settings, wiki) ->
     assert repo != other and repo.scriptpath() == "/wikidata/w"
     # pywikibot's own lookup agrees: items come from the Wikidata URL's site.
     assert other.get_repo_for_entity_type("item") == repo
-    assert ItemClient(repo).one("Q146").label == "house cat"
+    # The Wikidata client reads from the same repository, over plain HTTP.
+    assert repo_api_url(repo) == f"{wiki.server}/wikidata/w/api.php"
+    before = len(wiki.requests)
+    assert open_items(settings, repo).one("Q146").label == "house cat"
+    sent = wiki.requests[before:]
+    assert [r.action for r in sent] == ["wbgetentities"] and CONTACT in sent[0].user_agent
 
 
 def test_named_sites_and_bad_settings() -> None:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
-from email.utils import format_datetime
 from typing import Any, Iterator, List
 
 import pytest
 
 from tests.commons_support import CONTACT, media_requests, original_url, thumb_url
 from tests.commons_support import local_only, wiki  # noqa: F401 - pytest fixtures
-from wikivel_bot.commons.thumbnails import ThumbnailClient, _retry_after, thumb_width
+from wikivel_bot.commons.thumbnails import ThumbnailClient, thumb_width
 from wikivel_bot.errors import FileUnavailable, UsageError, WikiError
 
 PHOTOS = ["File:Black cat on sofa.jpg", "File:Dog in the park.jpg", "File:Red bridge over river.jpg",
@@ -129,8 +127,12 @@ def test_media_requests_carry_the_contact(media_server) -> None:
     assert agents and all(a.startswith("wikivel-bot/") and CONTACT in a for a in agents)
 
 
-def test_retry_after_header_forms() -> None:
-    assert _retry_after("7") == 7.0
-    assert _retry_after(None) is None and _retry_after("soon") is None
-    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
-    assert 25 <= _retry_after(later) <= 30
+def test_a_long_retry_after_is_capped(media_server) -> None:
+    # The header's forms are tested with the one parser (tests/test_one_wikidata_client.py);
+    # here: the thumbnails use it, and a 10-minute Retry-After waits only max_wait_s.
+    url = media_server.api_url + "?action=query&meta=siteinfo&format=json"
+    media_server.faults.add("api", "http503", times=1, retry_after=600)
+    sleeps = Sleeps()
+    with client(sleep=sleeps, max_wait_s=0.5) as c, pytest.raises(FileUnavailable, match="^corrupt"):
+        c.get(url)
+    assert sleeps.calls == [0.5]

@@ -216,3 +216,45 @@ def test_secrets_are_masked_in_free_text_and_event_lines(caplog: pytest.LogCaptu
     with caplog.at_level("INFO", logger="wikivel_bot.events"):
         event("daemon", "error", error="cannot connect to postgresql://bot:hunter2@db/q")
     assert "hunter2" not in caplog.text and "bot:***@db/q" in caplog.text
+
+
+def test_evidence_identifier_templates_are_added_to_the_shipped_table(tmp_path: Path) -> None:
+    path = write(tmp_path, '[evidence]\ncache_days = 7\nidentifier_templates = ['
+                           '{template = "Monumento BIC", parameter = "1", property = "P808"}]\n')
+    settings = load_settings(path, env={})
+    assert settings.evidence.cache_days == 7
+    rules = {r.template: r.property for r in settings.evidence.identifier_rules}
+    assert rules["Monumento BIC"] == "P808" and rules["Rijksmonument"] == "P359"
+    again = load_settings(write(tmp_path, settings_as_toml(settings)), env={})
+    assert again.evidence == settings.evidence
+    from_env = load_settings(env={"WIKIVEL_EVIDENCE_IDENTIFIER_TEMPLATES": "Kulturdenkmal|id|P1234"})
+    assert [(r.template, r.parameter, r.property) for r in from_env.evidence.identifier_templates] == [
+        ("Kulturdenkmal", "id", "P1234")]
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('identifier_templates = [{template = "X", parameter = "1", property = "359"}]',
+         "evidence.identifier_templates: row 1: '359' is not a Wikidata property id (like P359)"),
+        ('identifier_templates = [{template = "", property = "P1"}]',
+         "evidence.identifier_templates: row 1 needs a non-empty string template"),
+        ('identifier_templates = ["Rijksmonument"]', "evidence.identifier_templates: row 1 must be a table"),
+        ('identifier_templates = {template = "X"}', "evidence.identifier_templates must be a list of tables"),
+        ("cache_days = -1", "evidence.cache_days must be between 0 and 3650, not -1"),
+        ("enabled = 'yes'", "evidence.enabled must be true or false"),
+    ],
+)
+def test_bad_evidence_settings_give_one_line_naming_the_key(tmp_path: Path, text: str, needle: str) -> None:
+    path = write(tmp_path, "[evidence]\n" + text + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env={})
+    message = str(info.value)
+    assert needle in message and str(path) in message and "\n" not in message
+
+
+def test_a_bad_identifier_row_in_the_environment_names_the_variable() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(env={"WIKIVEL_EVIDENCE_IDENTIFIER_TEMPLATES": "Rijksmonument|P359"})
+    assert str(info.value) == ("environment variable WIKIVEL_EVIDENCE_IDENTIFIER_TEMPLATES: 'Rijksmonument|P359' "
+                               "must be template|parameter|property (like Rijksmonument|1|P359)")

@@ -68,7 +68,9 @@ def test_csv_has_what_a_patroller_needs(store: Store) -> None:
         "thumb_url": "https://upload.wikimedia.org/thumb/1/330px-x.jpg", "qid": "Q146", "label": "house cat",
         "description": "domesticated feline", "score": "0.910", "rank": "1", "state": "approved",
         "prominent": "yes", "linker": "zero-shot", "categories": "Cats on sofas | Sofas",
-        "file_description": "A cat on a sofa", "existing_depicts": "", "notes": "", "alpha": "", "probability": "", "decision": "",
+        "file_description": "A cat on a sofa", "existing_depicts": "", "notes": "", "alpha": "", "probability": "",
+        # A row queued before evidence existed: the image alone suggested it.
+        "evidence_kind": "image only", "evidence": "image only", "decision": "",
     }
     nasty = by_pair[("M2", "Q7")]
     assert nasty["label"].startswith("'=")  # a spreadsheet shows it, does not run it

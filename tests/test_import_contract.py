@@ -163,6 +163,38 @@ def test_core_uses_only_the_standard_library() -> None:
     assert not problems, "core must stay pure:\n" + "\n".join(problems)
 
 
+# The wikidata room is a floor below labels/, linker/, review/, web/ and commons/: of ours it
+# may use only these (the root package for __version__), and of the world only HTTP.
+WIKIDATA_ALLOWED_INTERNAL = ("wikivel_bot.types", "wikivel_bot.errors", "wikivel_bot.core", "wikivel_bot.wikidata")
+WIKIDATA_ALLOWED_EXTERNAL = ("requests", "urllib3")
+
+
+def wikidata_room_problems(room: Path) -> List[str]:
+    stdlib: Set[str] = set(sys.stdlib_module_names) | {"__future__"}
+    problems = []
+    for path in sorted(room.rglob("*.py")):
+        for module, line in imports(path):
+            top = module.split(".")[0]
+            if top == "wikivel_bot":
+                if module != "wikivel_bot" and not module.startswith(WIKIDATA_ALLOWED_INTERNAL):
+                    problems.append(f"{path.name}:{line} imports {module}")
+            elif top not in stdlib and top not in WIKIDATA_ALLOWED_EXTERNAL:
+                problems.append(f"{path.name}:{line} imports {module}")
+    return problems
+
+
+def test_the_wikidata_room_stands_on_types_errors_and_core_only() -> None:
+    problems = wikidata_room_problems(PACKAGE / "wikidata")
+    assert not problems, "wikidata/ must stay below its users:\n" + "\n".join(problems)
+
+
+def test_the_wikidata_rule_catches_a_climb(tmp_path: Path) -> None:
+    (tmp_path / "client.py").write_text("import requests\nfrom wikivel_bot.labels import entities\n"
+                                        "def f():\n    import pywikibot\n")
+    assert wikidata_room_problems(tmp_path) == ["client.py:2 imports wikivel_bot.labels",
+                                                "client.py:4 imports pywikibot"]
+
+
 def test_types_and_errors_import_nothing_of_ours() -> None:
     for name in ("types.py", "errors.py"):
         for module, line in imports(PACKAGE / name):
@@ -239,8 +271,8 @@ LINKER = "wikivel_bot.linker"
 LINKER_FLOORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("factory", ("factory", "parity")),
     ("cascade", ("cascade",)),
-    ("implementations", ("clip", "baselines", "checkpoint", "link")),
-    ("contract", ("base", "spec", "texts", "heads", "index", "search")),
+    ("implementations", ("clip", "baselines", "checkpoint", "link", "evidence_link")),
+    ("contract", ("base", "spec", "texts", "heads", "index", "search", "evidence_model")),
     ("backbone", ("backbone",)),
 )
 

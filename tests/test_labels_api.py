@@ -16,7 +16,8 @@ from tests.fixtures.dumps import make_fixtures
 from wikivel_bot.cli import main
 from wikivel_bot.errors import WikiError
 from wikivel_bot.labels import load_label_set
-from wikivel_bot.labels.wikidata_api import WikidataClient, build_from_api
+from wikivel_bot.labels.wikidata_api import build_from_api
+from wikivel_bot.wikidata.client import WikidataClient
 
 ENTITIES = {e["id"]: e for e in make_fixtures.wikidata_entities() if isinstance(e, dict)}
 
@@ -83,15 +84,17 @@ def test_listed_items_with_their_ancestors(wikidata: FakeWikidata, tmp_path: Pat
     assert first["query"]["ids"] == "Q1|Q2981|Q53662"
     assert first["query"]["props"] == "labels|descriptions|claims" and first["query"]["languages"] == "en|mul"
     assert first["user_agent"].startswith("wikivel-bot/") and "User:Example" in first["user_agent"]
-    # Levels: the items, parents, grandparents with claims; the third level without.
-    assert [r["query"]["props"] for r in wikidata.requests][-1] == "labels|descriptions"
-    assert len(wikidata.requests) == 4
+    # Levels: the items, parents, grandparents with texts and claims; above them labels and
+    # claims only, up to the top of the graph (the safety rules' closure has no hop ceiling).
+    props = [r["query"]["props"] for r in wikidata.requests]
+    assert props[:3] == ["labels|descriptions|claims"] * 3 and set(props[3:]) == {"labels|claims"}
+    assert labels.nearest_class("Q53662", frozenset({"Q729"})) == ("Q729", 4)
     assert load_label_set(tmp_path / "set").content_hash == labels.content_hash
 
 
 def test_batches_of_fifty(wikidata: FakeWikidata) -> None:
     client = WikidataClient(wikidata.url)
-    found = client.get_entities([f"Q{n}" for n in range(1000, 1120)] + ["Q146"], "labels", ["en"])
+    found = client.get_entities([f"Q{n}" for n in range(1000, 1120)] + ["Q146"], ["labels"], ["en"])
     assert list(found) == ["Q146"]
     assert [len(r["query"]["ids"].split("|")) for r in wikidata.requests] == [50, 50, 21]
 
@@ -99,7 +102,8 @@ def test_batches_of_fifty(wikidata: FakeWikidata) -> None:
 def test_api_error_is_a_wiki_error(wikidata: FakeWikidata) -> None:
     wikidata.fail_with = {"error": {"code": "no-such-entity", "info": "Could not find an entity"}}
     with pytest.raises(WikiError, match="no-such-entity"):
-        WikidataClient(wikidata.url, retries=1).get_entities(["Q146"], "labels", ["en"])
+        WikidataClient(wikidata.url).get_entities(["Q146"], ["labels"], ["en"])
+    assert len(wikidata.requests) == 1  # an API error is an answer, not retried
 
 
 def test_cli_from_qids_uses_the_configured_api(wikidata: FakeWikidata, tmp_path: Path) -> None:

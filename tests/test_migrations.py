@@ -44,3 +44,36 @@ def test_schema_snapshots_are_current() -> None:
         text = snapshot.snapshot_path(dialect).read_text()
         assert "CREATE TABLE candidates" in text and "CREATE TABLE daemon_state" in text
         assert migrate.head_revision() in text
+
+
+def test_old_withheld_records_are_stripped_to_counts(db_url: str) -> None:
+    """Revision 0005: a queue whose files kept each withheld item (QID, rule, reason, score)
+    keeps only the counts by rule after the upgrade; no withheld QID is left in the database."""
+    from datetime import datetime
+
+    from sqlalchemy import insert, select, text
+
+    from wikivel_bot.queue.tables import files
+
+    store = open_store(db_url)
+    engine = store.engine
+    migrate.downgrade(engine, "base")  # a server's fixture left it at head; sqlite is empty
+    migrate.upgrade(engine, "0004")
+    old = {"title": "File:Rally.jpg", "withheld": [
+        {"qid": "Q76", "rule": "named person", "reason": "named person: instance of Q5 (human)", "score": 0.31},
+        {"qid": "Q7186", "rule": "named person", "reason": "named person: instance of Q5 (human)", "score": 0.29},
+        {"qid": "Q5043", "rule": "sensitive class", "reason": "sensitive class: under Q9174", "score": 0.2}]}
+    at = {"discovered_at": datetime(2024, 5, 1), "updated_at": datetime(2024, 5, 1)}
+    with engine.begin() as conn:
+        conn.execute(insert(files), [
+            {"page_id": 71, "title": "File:Rally.jpg", "state": "linked", "media": old, **at},
+            {"page_id": 72, "title": "File:Quiet.jpg", "state": "linked", "media": {"title": "File:Quiet.jpg"}, **at},
+            {"page_id": 73, "title": "File:New.jpg", "state": "queued", "media": None, **at}])
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        media = dict(conn.execute(select(files.c.page_id, files.c.media)).all())
+        raw = " ".join(str(v) for (v,) in conn.execute(text("SELECT media FROM files")).all())
+    assert media[71] == {"title": "File:Rally.jpg", "withheld": {"named person": 2, "sensitive class": 1}}
+    assert media[72] == {"title": "File:Quiet.jpg"} and media[73] is None
+    assert "Q76" not in raw and "Q7186" not in raw and "Q5043" not in raw
+    store.close()

@@ -87,6 +87,17 @@ def test_user_mistakes_are_one_line(sqlite_queue, args, code, message) -> None:
     assert pair_states(store)[(1, "Q146")] == ("proposed", 0)
 
 
+@pytest.mark.parametrize("item", ["Q²", "Q١٢", "Q０", "Q0", "Q01"])
+def test_an_item_id_in_other_digits_is_refused_and_nothing_is_stored(sqlite_queue, item: str) -> None:
+    # str.isdigit() is True for "²" and Arabic-Indic digits; an item id is ASCII Q[1-9][0-9]*.
+    url, store = sqlite_queue
+    before = pair_states(store)
+    result = run(url, "review", "approve", "--file", "M1", "--item", "Q146", "--item", item, "--reviewer", "Ann")
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: not a Wikidata item id: {item!r} (expected Q followed by digits)"
+    assert decision_rows(store) == [] and pair_states(store) == before
+
+
 def test_review_without_a_terminal_reads_lines(sqlite_queue) -> None:
     """stdin is not a TTY here: each line is a key; end of input quits with the summary."""
     url, store = sqlite_queue

@@ -20,8 +20,8 @@ from wikivel_bot.core.review_rules import (
     parse_decision,
     parse_time_bound,
     spreadsheet_safe,
-    wikitext_escape,
 )
+from wikivel_bot.core.wikitext import wikitext_escape
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import CandidateState as C
 from wikivel_bot.types import DecisionAction as D

@@ -16,7 +16,7 @@ from click.testing import CliRunner  # noqa: E402
 from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file  # noqa: E402
 from tests.safety_support import LABELS, PEOPLE_QIDS  # noqa: E402
 from wikivel_bot.cli import main  # noqa: E402
-from wikivel_bot.core.safety import NAMED, PEOPLE, SENSITIVE  # noqa: E402
+from wikivel_bot.core.safety import PEOPLE, SENSITIVE  # noqa: E402
 from wikivel_bot.labels import write_label_set  # noqa: E402
 
 TINY = ["--model", TINY_MODEL, "--weights", "random", "--device", "cpu", "--top", "100"]
@@ -53,34 +53,55 @@ def photo(tmp_path) -> Path:
     return path
 
 
-def test_suggest_json_lists_what_was_withheld_and_why(run, photo, labels_dir):
-    result = run("suggest", str(photo), "--labels", labels_dir, "--json", *TINY,
-                 "--description", "Barack Obama at a rally")
+def test_suggest_json_counts_what_was_withheld_and_names_it_only_when_asked(run, photo, labels_dir):
+    # A description that names a person is not evidence (a category, link or identifier
+    # tying the file to the item is: tests/test_safety_evidence.py): every person is withheld.
+    args = ("suggest", str(photo), "--labels", labels_dir, "--json", *TINY, "--description", "Barack Obama at a rally")
+    result = run(*args)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     (file,) = doc["files"]
     suggested = {c["qid"]: c for c in file["candidates"]}
-    assert PEOPLE_QIDS & set(suggested) == {"Q76"}
-    assert suggested["Q76"]["notes"][0].startswith(f"{NAMED}: 'Barack Obama' in the description")
-    withheld = {w["qid"]: w for w in file["withheld"]}
+    assert not PEOPLE_QIDS & set(suggested)
+    # Counts by rule only: no withheld item is named anywhere in the answer.
+    assert file["withheld"] == {PEOPLE: 3, SENSITIVE: 5} and "withheld_items" not in file
+    for qid in ("Q76", "Q5582", "Q7186", "Q190168", "Q5043", "Q1841", "Q9592", "Q900004"):
+        assert f'"{qid}"' not in result.stdout
+    # --show-withheld names them, for an operator who asks.
+    shown = run(*args, "--show-withheld")
+    assert shown.exit_code == 0, shown.output
+    (file,) = json.loads(shown.stdout)["files"]
+    assert file["withheld"] == {PEOPLE: 3, SENSITIVE: 5}
+    withheld = {w["qid"]: w for w in file["withheld_items"]}
     assert withheld["Q5582"]["rule"] == PEOPLE and withheld["Q5582"]["label"] == "Vincent van Gogh"
-    assert "not named in the file's text" in withheld["Q5582"]["reason"]
+    assert "no category, link or identifier of the file names it" in withheld["Q5582"]["reason"]
+    assert withheld["Q76"]["rule"] == PEOPLE
     assert withheld["Q190168"]["rule"] == SENSITIVE
     assert doc["safety"]["withhold_people"] is True and doc["safety"]["switched_off"] == []
     assert "note" not in doc["safety"]  # the artifact stores instance-of data
 
 
-def test_suggest_table_counts_withheld_and_lists_them_with_v(run, photo, labels_dir):
+def test_suggest_table_counts_withheld_and_names_them_only_with_show_withheld(run, photo, labels_dir):
     quiet = run("suggest", str(photo), "--labels", labels_dir, *TINY)
     assert quiet.exit_code == 0, quiet.output
-    assert "withheld by the safety rules: 3 named person, 4 sensitive class (-v lists them)" in quiet.stdout
+    assert ("withheld by the safety rules: 3 named person, 5 sensitive class "
+            "(-v lists them; --show-withheld names them)") in quiet.stdout
     assert "Q5582" not in quiet.stdout and OFF not in quiet.stdout
+    # -v: one line per withheld suggestion with its reason, still without the item.
     loud = run("suggest", "-v", str(photo), "--labels", labels_dir, *TINY)
     assert loud.exit_code == 0, loud.output
-    lines = loud.stdout.splitlines()
+    assert "Q5582" not in loud.stdout and "Q1841" not in loud.stdout and "Catholicism" not in loud.stdout
+    assert sum("named person: instance of Q5 (human), and no category, link or identifier of the file names it"
+               in line
+               for line in loud.stdout.splitlines()) == 3
+    shown = run("suggest", "--show-withheld", str(photo), "--labels", labels_dir, *TINY)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
     (gogh,) = [line for line in lines if "Q5582 (Vincent van Gogh)" in line]
-    assert "named person: instance of Q5 (human), not named in the file's text" in gogh
+    assert "named person: instance of Q5 (human), and no category, link or identifier of the file names it" in gogh
     assert any("Q1841 (Catholicism)" in line and "under Q9174 (religion) (2 hops)" in line for line in lines)
+    # Four hops down is under the class too: the closure has no hop ceiling.
+    assert any("Q900004 (parish of four hops)" in line and "(4 hops)" in line for line in lines)
 
 
 def test_a_switched_off_rule_is_named_by_suggest_and_status(run, photo, labels_dir, tmp_path):
@@ -99,7 +120,7 @@ def test_a_switched_off_rule_is_named_by_suggest_and_status(run, photo, labels_d
     assert "safety: named people NOT withheld (safety.withhold_people = false)" in status.stdout
     assert f"WARNING: {OFF}" in status.stdout
     on = run("status", env=db)
-    assert "safety: named people withheld unless the file's text names them" in on.stdout
+    assert "safety: named people withheld unless the file's evidence ties it to them" in on.stdout
     assert "WARNING" not in on.stdout
     doc = json.loads(run("status", "--json", env={**db, **env}).stdout)
     assert doc["safety"]["withhold_people"] is False

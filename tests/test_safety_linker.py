@@ -13,7 +13,8 @@ pytest.importorskip("torch")
 from tests.linker_support import image_bytes, tiny_settings  # noqa: E402
 from tests.safety_support import LABELS, PEOPLE_QIDS  # noqa: E402
 from wikivel_bot.config import SafetySettings, load_settings  # noqa: E402
-from wikivel_bot.core.safety import NAMED, PEOPLE, SENSITIVE  # noqa: E402
+from wikivel_bot.core.evidence import Evidence  # noqa: E402
+from wikivel_bot.core.safety import PEOPLE, SENSITIVE, TIED  # noqa: E402
 from wikivel_bot.labels import default_label_set  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
 from wikivel_bot.linker.link import Linked, link_files, rules_from_settings  # noqa: E402
@@ -44,26 +45,41 @@ def files():
     ]
 
 
-def test_no_person_unless_named_with_random_weights_and_top_k_above_the_set(linker):
+# What the resolver found for files 2 and 3 (file 1 has none): a category linked to Obama; the
+# religion's category and a description link to the painter. File 2's description naming
+# Obama and file 3's name naming Van Gogh are not evidence by themselves.
+EVIDENCE = {
+    2: (Evidence("category", "Category:Barack Obama", "Q76"),),
+    3: (Evidence("category", "Category:Christianity", "Q5043"),
+        Evidence("link", "[[w:en:Vincent van Gogh]]", "Q5582")),
+}
+
+
+def test_no_person_unless_evidence_ties_the_file_to_them_with_random_weights(linker):
     rules = rules_from_settings(everything())
     assert rules.safety is not None and rules.safety.withhold_people  # the defaults are safe
-    outcomes = link_files(linker, files(), rules=rules)
+    outcomes = link_files(linker, files(), rules=rules, evidence=EVIDENCE)
     assert all(isinstance(o, Linked) for o in outcomes)
     plain, obama, gogh = [{c.qid: c for c in o.candidates} for o in outcomes]
     assert not PEOPLE_QIDS & set(plain)
     assert PEOPLE_QIDS & set(obama) == {"Q76"}
-    assert obama["Q76"].evidence["named_in_text"].startswith(f"{NAMED}: 'Barack Obama' in the description")
+    assert obama["Q76"].evidence["tied_by_evidence"].startswith(f"{TIED}: Category:Barack Obama → Q76")
+    assert obama["Q76"].evidence["evidence_kind"] == "category"
     assert PEOPLE_QIDS & set(gogh) == {"Q5582"}
-    assert "'Van Gogh' in the file name" in gogh["Q5582"].evidence["named_in_text"]
-    # The category names the religion, so Christianity is not withheld there (it may still
-    # lose to a more specific item); Catholicism is withheld everywhere.
+    assert "[[w:en:Vincent van Gogh]] → Q5582" in gogh["Q5582"].evidence["tied_by_evidence"]
+    # The same text without the evidence: the description and the file name name nobody.
+    bare = link_files(linker, files(), rules=rules)
+    assert not PEOPLE_QIDS & {c.qid for o in bare for c in o.candidates}
+    # The category ties the file to the religion, so Christianity is not withheld there (and,
+    # named by evidence, is kept whatever it scores); Catholicism is withheld everywhere.
     held = [{w.qid for w in o.ranking.withheld} for o in outcomes]
     assert "Q5043" in held[0] and "Q5043" not in held[2] and "Q1841" in held[0] and "Q1841" in held[2]
-    assert "Q5043" in gogh or "more specific" in outcomes[2].ranking.dropped_reason("Q5043")
+    assert "Q5043" in gogh
     withheld = {w.qid: w.rule for w in outcomes[0].ranking.withheld}
     assert {q: withheld[q] for q in PEOPLE_QIDS} == {q: PEOPLE for q in PEOPLE_QIDS}
     assert withheld["Q190168"] == SENSITIVE
-    assert "Q146" in plain and "named_in_text" not in plain["Q146"].evidence
+    assert "Q146" in plain and "tied_by_evidence" not in plain["Q146"].evidence
+    assert plain["Q146"].evidence["evidence_kind"] == "image only" and plain["Q146"].evidence["sources"] == []
 
 
 def test_switching_the_rule_off_lets_people_through(linker):

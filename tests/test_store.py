@@ -332,3 +332,34 @@ def test_skip_of_a_never_proposed_pair_is_refused(store: Store) -> None:
         store.record_decision(1, "Q42", DecisionAction.SKIP, "Bob", "cli")
     assert store.rejected_items(file_id) == set()
     assert store.counts()["candidates"]["proposed"] == 1
+
+
+# -- the evidence cache ------------------------------------------------------------------
+
+
+def test_evidence_cache_keeps_items_and_no_item_until_they_expire(store: Store) -> None:
+    later = T0 + timedelta(days=30)
+    written = store.put_cached({"category:Eiffel Tower": "Q243", "category:Unlinked": None,
+                                "link:dewiki:Eiffelturm": "Q243"}, later)
+    assert written == 3
+    asked = ["category:Eiffel Tower", "category:Unlinked", "category:Never asked", "link:dewiki:Eiffelturm"]
+    assert store.get_cached(asked, T0) == {
+        "category:Eiffel Tower": "Q243", "category:Unlinked": None, "link:dewiki:Eiffelturm": "Q243"}
+    # at and after the expiry the entries are gone: they must be asked again
+    assert store.get_cached(asked, later) == {}
+    assert store.get_cached(asked, later.replace(tzinfo=None) - timedelta(seconds=1)) != {}
+
+
+def test_evidence_cache_overwrites_an_entry_and_renews_its_expiry(store: Store) -> None:
+    store.put_cached({"category:Mallard": None}, T0 + timedelta(days=1))
+    store.put_cached({"category:Mallard": "Q25348"}, T0 + timedelta(days=60))
+    assert store.get_cached(["category:Mallard"], T0 + timedelta(days=30)) == {"category:Mallard": "Q25348"}
+
+
+def test_evidence_cache_takes_many_keys_and_any_script(store: Store) -> None:
+    rows = {f"category:Kategorie {i} — Ünïcödé 東京": f"Q{i + 1}" for i in range(1200)}
+    store.put_cached(rows, T0 + timedelta(days=1))
+    assert store.get_cached(list(rows), T0) == rows
+    # a key longer than the column is not cached (asked again next time), never an error
+    assert store.put_cached({"category:" + "x" * 600: "Q1"}, T0 + timedelta(days=1)) == 0
+    assert store.get_cached(["category:" + "x" * 600], T0) == {}

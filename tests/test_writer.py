@@ -120,10 +120,12 @@ def test_without_a_hierarchy_the_generic_item_would_be_written(wiki, site, queue
 
 
 def test_items_outside_the_label_set_use_wikidata_for_the_hierarchy(wiki, site, queue, clock) -> None:
-    from wikivel_bot.commons.items import ItemClient
+    from wikivel_bot.commons.site import open_items
+    from wikivel_bot.config import SiteSettings
 
     approve(queue, 10001, "Q729")
-    lookup = hierarchy_lookup(label_set=set(), items=ItemClient(site))  # an empty label set
+    # The one Wikidata client, on the API URL of the site's items repository (the wiki itself).
+    lookup = hierarchy_lookup(label_set=set(), items=open_items(SiteSettings(), site))  # an empty label set
     assert lookup("Q146")["Q729"] == 2  # house cat → mammal → animal, read from the wiki
     run(queue, site, clock, lookup=lookup)
     assert states(queue)[(10001, "Q729")] == "write_skipped"
@@ -147,6 +149,20 @@ def test_opted_out_protected_and_deleted_files_are_skipped(wiki, site, queue, cl
     assert {(r["outcome"], r["batch_id"]) for r in rows} == {("skipped", BATCH)}
     assert counters.skipped == {"file page opts out of bots ({{bots}}/{{nobots}})": 2,
                                 "file page is edit-protected": 1, "file page deleted": 1}
+
+
+def test_protection_levels_the_bot_passes_are_written_and_others_skipped(wiki, site, queue, clock) -> None:
+    # pywikibot's level -> right map against the rights the wiki gives the bot: it holds
+    # editsemiprotected (bot group), not editprotected (sysop) nor a level's unknown right.
+    levels = {10004: "autoconfirmed", 10001: "sysop", 10005: "editautoreviewprotected"}
+    for page_id, level in levels.items():
+        wiki.store.page_by_id(page_id).protection = [{"type": "edit", "level": level, "expiry": "infinity"}]
+        approve(queue, page_id, "Q146")
+    run(queue, site, clock)
+    assert {p: s for (p, _), s in states(queue).items()} == {
+        10004: "written", 10001: "write_skipped", 10005: "write_skipped"}
+    assert {r["page_id"]: r["error"] for r in edit_rows(queue) if r["outcome"] == "skipped"} == {
+        10001: "file page is edit-protected", 10005: "file page is edit-protected"}
 
 
 def test_a_file_deleted_after_approval_is_skipped(wiki, site, queue, clock) -> None:

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Optional
 
 from wikivel_bot.config import Settings
+from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.errors import WikivelError
 from wikivel_bot.events import event
 
@@ -84,7 +85,7 @@ class Daemon:
             self._state("poll", {
                 "read": counters.read, "enqueued": counters.enqueued,
                 "cursor": cursor.timestamp.isoformat() if cursor else None,
-                "at": _now_iso(),
+                "at": format_timestamp(),
             })
 
     def link_job(self) -> None:
@@ -115,7 +116,7 @@ class Daemon:
         if self._paused_reason:
             event("write", "resumed", previous=self._paused_reason)
             self._paused_reason = ""
-        self._state("writing", {"paused": False, "reason": "", "at": _now_iso()})
+        self._state("writing", {"paused": False, "reason": "", "at": format_timestamp()})
         for _ in range(max(1, self.settings.write.batch_size)):
             if self.stopping.is_set():
                 return
@@ -131,7 +132,7 @@ class Daemon:
 
     def _pause(self, reason: str) -> None:
         """Record that writing is paused; log it once per change of reason, not every round."""
-        self._state("writing", {"paused": True, "reason": reason, "at": _now_iso()})
+        self._state("writing", {"paused": True, "reason": reason, "at": format_timestamp()})
         if reason != self._paused_reason:
             event("write", "paused", level=logging.WARNING, reason=reason)
             self._paused_reason = reason
@@ -157,7 +158,7 @@ class Daemon:
         if self.parts.write is not None:
             scheduler.add_job(self.write_job, "interval", seconds=self.write_interval_s, next_run_time=now, id="write")
         scheduler.add_job(self.maintenance_job, "interval", seconds=s.daemon.maintenance_interval_s, id="maintenance")
-        started = _now_iso()
+        started = format_timestamp()
         self._free_dead_claims()
         self._state(self.state_name, {**self.parts.description, "worker": self.worker, "started_at": started,
                                       "running": True, "heartbeat": started, "heartbeat_s": HEARTBEAT_S})
@@ -174,7 +175,7 @@ class Daemon:
         try:
             beat = started
             while not self.stopping.wait(timeout=HEARTBEAT_S):
-                beat = _now_iso()
+                beat = format_timestamp()
                 self._guard("leases", lambda: self.parts.store.renew_claims(self.worker))
                 self._state(self.state_name, {**self.parts.description, "worker": self.worker,
                                               "started_at": started, "running": True, "heartbeat": beat,
@@ -189,7 +190,7 @@ class Daemon:
             self._state(self.state_name, {**self.parts.description, "worker": self.worker,
                                           "started_at": started, "running": False, "heartbeat": beat,
                                           "heartbeat_s": HEARTBEAT_S,
-                                          "stopped_at": _now_iso()})
+                                          "stopped_at": format_timestamp()})
             event("daemon", "stopped", worker=self.worker)
 
     def _free_dead_claims(self) -> None:
@@ -246,10 +247,6 @@ class Daemon:
             event("daemon", "error", level=logging.ERROR, error=f"cannot save {name} state: {exc}")
 
 
-def _now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     """Build the site, poller, fetcher, linker (model and label index loaded once) and,
     when writing is on, the writer.
@@ -264,14 +261,14 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     if dry_run:
         w.enable_dry_run()
     from wikivel_bot.commons.fetcher import Fetcher
-    from wikivel_bot.commons.items import ItemClient
     from wikivel_bot.commons.poller import UploadPoller
-    from wikivel_bot.commons.site import open_repo, open_site
+    from wikivel_bot.commons.site import open_items, open_repo, open_site
     from wikivel_bot.commons.stop_page import check_stop_page
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
-    from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.link import link_files, rules_from_settings, safety_rules
+    from wikivel_bot.commons.evidence import evidence_source
+    from wikivel_bot.linker import build_ready_linker
+    from wikivel_bot.linker.link import safety_rules
     from wikivel_bot.queue import monitor
 
     worker = f"daemon:{socket.gethostname()}:{os.getpid()}"
@@ -280,26 +277,27 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     fetcher = Fetcher.from_settings(site, settings)
     thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     label_set = default_label_set(settings.linker.labels_dir)
-    from wikivel_bot.commons.item_images import item_image_cache
-    from wikivel_bot.linker.spec import get_spec
+    from wikivel_bot.commons.item_images import item_image_source
 
-    # Fusion's Wikidata side reads the items' P18 thumbnails, fetched once into the cache.
-    images = item_image_cache(settings, site) if get_spec(settings.linker.name).uses_item_images else None
-    linker = create_linker(settings.linker.name, settings.linker, item_image_loader=images,
-                           cascade=settings.cascade)
-    linker.attach(label_set, settings.linker.cache_dir, progress=False)
-    rules = rules_from_settings(settings.linker, safety=settings.safety)
+    # The one builder every path uses: item images (P18, fetched once into the cache) when
+    # the linker or its verifier reads them, the cascade, the verifier, ranking and safety
+    # rules, and the files' own evidence (look-ups cached in the queue database).
+    ready = build_ready_linker(settings, label_set, item_images=item_image_source(settings, site),
+                               evidence=evidence_source(settings, lambda: site, store))
+    linker = ready.linker
 
     def run_linker(files: Any, rejected: Any) -> Any:
-        return link_files(linker, files, rules=rules, rejected=rejected)
+        return ready.link(files, rejected)
 
     write: Optional[Callable[[int], Any]] = None
     writing = dry_run or settings.write.enabled
     if writing:
         repo = open_repo(settings.site, site)
-        lookup = w.hierarchy_lookup(label_set, ItemClient(repo, settings.site.languages))
-        writer = w.StatementWriter(site, w.new_batch_id(), lookup, repo=repo,
-                                   tags=settings.write.tags, dry_run=dry_run)
+        items = open_items(settings.site, repo)
+        # The safety rules as configured now: a pair approved before a rule change is refused.
+        writer = w.StatementWriter(site, w.new_batch_id(), w.hierarchy_lookup(label_set, items), repo=repo,
+                                   tags=settings.write.tags, dry_run=dry_run,
+                                   safety=w.safety_check(settings.safety, label_set, items))
 
         def write(limit: int) -> Any:
             return write_loop.write_approved(store, writer, batch_size=1, worker=worker,

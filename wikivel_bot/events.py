@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from wikivel_bot.core.secrets import redact_secrets
+from wikivel_bot.core.timestamps import TIMESTAMP_FORMAT
 
 LOGGER_NAME = "wikivel_bot.events"
 log = logging.getLogger(LOGGER_NAME)
@@ -40,7 +41,7 @@ class UtcFormatter(logging.Formatter):
     converter = time.gmtime  # type: ignore[assignment]  # typeshed narrows the signature
 
     def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(message)s", datefmt="%Y-%m-%dT%H:%M:%SZ")
+        super().__init__("%(asctime)s %(levelname)s %(message)s", datefmt=TIMESTAMP_FORMAT)
 
 
 def configure_logging(verbose: int = 0) -> None:

@@ -16,6 +16,7 @@ from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Protoco
 
 from wikivel_bot.commons.filters import reason_kind
 from wikivel_bot.commons.outcomes import Deferred, FetchOutcome, Ineligible, Unavailable
+from wikivel_bot.core.safety import withheld_by_rule
 from wikivel_bot.errors import FileUnavailable
 from wikivel_bot.events import event
 from wikivel_bot.types import Cursor, FileState, FileWork, MediaFile, Upload
@@ -80,7 +81,7 @@ class QueueStore(Protocol):
     def rejected_items(self, file_id: int) -> AbstractSet[str]: ...
 
     def save_candidates(self, file_id: int, proposed: Sequence[object],
-                        withheld: Optional[Sequence[Mapping[str, object]]] = None) -> int: ...
+                        withheld: Optional[Mapping[str, int]] = None) -> int: ...
 
 
 @dataclass
@@ -338,13 +339,14 @@ def link_pending(
             if found is None:
                 _unavailable(store, work, str(getattr(outcome, "reason", "linker gave no result")), counters)
             else:
-                withheld = _withheld(outcome)
+                withheld = withheld_record(outcome)
                 saved = store.save_candidates(work.id, list(found), withheld=withheld)
                 counters.candidates += saved
                 counters.linked += 1
-                counters.withheld.update(str(w["rule"]) for w in withheld)
+                by_rule = withheld_counts(withheld)
+                counters.withheld.update(by_rule)
                 event("link", "linked", file=work.mid, candidates=saved,
-                      top=found[0].qid if found else None, withheld=len(withheld))
+                      top=found[0].qid if found else None, withheld=sum(by_rule.values()))
             pending.pop(work.id, None)
     finally:
         if pending:
@@ -352,13 +354,19 @@ def link_pending(
     return counters
 
 
-def _withheld(outcome: object) -> List[Dict[str, object]]:
-    """What the safety rules withheld for a linked file, as stored with the file."""
+def withheld_record(outcome: object) -> Dict[str, int]:
+    """What the safety rules withheld for a linked file, as stored with the file (the daemon's
+    ``link_pending`` and the backfill's link stage both record it so): ``{rule: suggestions}``
+    only. Which items were withheld is never kept: "this photo shows person X" is the very
+    inference the rules exist to keep from leaking (``suggest --show-withheld`` names them
+    in a local run)."""
     ranking = getattr(outcome, "ranking", None)
-    return [
-        {"qid": w.qid, "rule": w.rule, "reason": w.reason, "score": round(float(w.score), 6)}
-        for w in getattr(ranking, "withheld", ())
-    ]
+    return dict(Counter(str(w.rule) for w in getattr(ranking, "withheld", ())))
+
+
+def withheld_counts(record: object) -> Counter:
+    """``{rule: suggestions}`` of a :func:`withheld_record` (``core.safety.withheld_by_rule``)."""
+    return Counter(withheld_by_rule(record))
 
 
 def _unavailable(store: QueueStore, work: FileWork, reason: str, counters: LinkCounters) -> None:

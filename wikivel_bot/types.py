@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional, Tuple, TypeGuard
 
 
 def mid_of(page_id: int) -> str:
@@ -21,19 +21,48 @@ def mid_of(page_id: int) -> str:
 MAX_PAGE_ID = 2**63 - 1
 
 
+def is_mid(text: object, *, any_case: bool = False) -> TypeGuard[str]:
+    """True for a MediaInfo id: ASCII ``M`` and ASCII digits (``M123``); with ``any_case``
+    also ``m123``, as people type it. The one MediaInfo-id check (tests/test_one_of_each.py):
+    ``"M²"`` passes ``str.isdigit``, hence the ``isascii``."""
+    return (isinstance(text, str) and len(text) >= 2 and (text[0] == "M" or (any_case and text[0] == "m"))
+            and text.isascii() and text[1:].isdigit())
+
+
 def page_id_of(mid: str) -> int:
     """Inverse of :func:`mid_of`; raises ValueError for anything that is not ``M<digits>``
     or whose number is too large to be a page id."""
-    if len(mid) < 2 or mid[0] not in "Mm" or not mid[1:].isascii() or not mid[1:].isdigit():
+    if not is_mid(mid, any_case=True):
         raise ValueError(f"not a MediaInfo id: {mid!r} (expected M followed by digits)")
     if len(mid) > 20 or int(mid[1:]) > MAX_PAGE_ID:
         raise ValueError(f"not a MediaInfo id: {mid[:24]!r}{'…' if len(mid) > 24 else ''} is too large for a page id")
     return int(mid[1:])
 
 
-def is_qid(text: str) -> bool:
-    """True for a Wikidata item id such as ``Q146``."""
-    return len(text) >= 2 and text[0] == "Q" and text[1:].isdigit() and text[1] != "0"
+# The one item-id rule; for embedding in a larger regex (a log line, a file of ids) only.
+QID_REGEX = "Q[1-9][0-9]*"
+
+
+def is_qid(text: object) -> TypeGuard[str]:
+    """True for a Wikidata item id: ASCII ``Q`` and a number without a leading zero (``Q146``).
+
+    Nothing else passes: not ``q146``, ``Q0``, ``Q01`` or ``"Q146 "``, and no other script's
+    digits (``"Q²"`` and ``"Q١٢"`` pass ``str.isdigit``, hence the ``isascii``). Callers that
+    accept ``q146`` from people normalise first. This and :func:`qid_number` are the only
+    item-id checks in the package (tests/test_one_of_each.py).
+    """
+    return (isinstance(text, str) and len(text) >= 2 and text[0] == "Q" and "1" <= text[1] <= "9"
+            and text.isascii() and text[1:].isdigit())
+
+
+def qid_number(text: str) -> int:
+    """``"Q146"`` → 146.
+
+    :raises ValueError: ``text`` is not an item id (:func:`is_qid`); the message names it.
+    """
+    if not is_qid(text):
+        raise ValueError(f"not a Wikidata item id: {text!r} (expected Q followed by digits)")
+    return int(text[1:])
 
 
 class FileState(str, enum.Enum):
@@ -126,6 +155,10 @@ class MediaFile:
     revid: int = 0
     protected: bool = False
     bots_allowed: bool = True
+    # Unresolved evidence read from the description page: "link:enwiki:Eiffel Tower",
+    # "item:Q243", "id:P359:518452:Rijksmonument" (wikivel_bot.core.evidence); categories
+    # are above already.
+    references: Tuple[str, ...] = ()
 
     @property
     def mid(self) -> str:
@@ -177,6 +210,13 @@ class ApprovedEdit:
     prominent: bool
     reviewer: str
     attempts: int = 0
+    # The file's own text as the queue knows it.
+    description: str = ""
+    categories: Tuple[str, ...] = ()
+    # The file's evidence for this item as stored on the candidate row (``sources``: dicts
+    # of ``core.evidence.Evidence``): the writer re-checks the pair against the current
+    # safety rules, which allow a person only when evidence ties the file to them.
+    evidence: Tuple[Mapping[str, Any], ...] = ()
 
     @property
     def mid(self) -> str:

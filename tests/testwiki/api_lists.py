@@ -9,6 +9,7 @@ rows sharing one timestamp from being skipped or repeated.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -275,11 +276,48 @@ def categorymembers(ctx: Ctx, p: str) -> ListResult:
     return _offset_page(ctx, p, members, item)
 
 
+# WikibaseCirrusSearch's keyword: haswbstatement:P31=Q5, haswbstatement:"P373=Name with
+# spaces", alternatives with | (P31=Q5|P31=Q6), or a property alone (any value).
+_HASWBSTATEMENT = re.compile(r'haswbstatement:(?:"([^"]*)"|(\S+))', re.IGNORECASE)
+
+
+def _statement_values(data: dict[str, Any], pid: str) -> list[str] | None:
+    """Values of *pid*'s non-deprecated statements as haswbstatement compares them
+    (an item's id, a string's text); None when the entity has no such statement."""
+    found = [st for st in data.get('claims', data.get('statements', {})).get(pid, [])
+             if st.get('rank') != 'deprecated']
+    if not found:
+        return None
+    out = []
+    for st in found:
+        value = st['mainsnak'].get('datavalue', {}).get('value')
+        out.append(value.get('id', '') if isinstance(value, dict) else str(value))
+    return out
+
+
+def _has_statement(store: Any, page: Page, expression: str) -> bool:
+    """Whether the entity on *page* matches one alternative of *expression*."""
+    eid = page.title.split(':', 1)[-1]
+    if store.entity_page(eid) is not page:
+        return False
+    data = store.entity_data(page) or {}
+    for alternative in expression.split('|'):
+        pid, sep, value = alternative.partition('=')
+        values = _statement_values(data, pid.strip().upper())
+        if values is not None and (not sep or value in values):
+            return True
+    return False
+
+
 def search(ctx: Ctx, p: str) -> ListResult:
-    """``list=search``: case-insensitive substring match on titles/text."""
+    """``list=search``: case-insensitive substring match on titles/text, and
+    WikibaseCirrusSearch's ``haswbstatement:`` (every keyword must match)."""
     store = ctx.wiki.store
     ctx.require(p + 'search')
     query = ctx.text(p + 'search').strip()
+    statements = [m.group(1) if m.group(1) is not None else m.group(2)
+                  for m in _HASWBSTATEMENT.finditer(query)]
+    query = _HASWBSTATEMENT.sub('', query).strip()
     in_text = ctx.get(p + 'what') == 'text'
     for keyword in ('intitle:', 'file:'):
         if query.lower().startswith(keyword):
@@ -289,7 +327,8 @@ def search(ctx: Ctx, p: str) -> ListResult:
     hits = [pg for pg in store.iter_pages()
             if pg.ns in namespaces and (
                 needle in pg.title.split(':', 1)[-1].lower()
-                or (in_text and needle in pg.text.lower()))]
+                or (in_text and needle in pg.text.lower()))
+            and all(_has_statement(store, pg, s) for s in statements)]
     limit = ctx.limit(p + 'limit', 10)
     offset = ctx.integer(p + 'offset', 0)
     batch = hits[offset:offset + limit]

@@ -230,3 +230,22 @@ def templates(ctx: Ctx, page: Page) -> list[dict[str, Any]]:
         except ValueError:
             continue
     return [{'ns': ns, 'title': title} for ns, title in sorted(names)]
+
+
+def pageprops(ctx: Ctx, page: Page) -> dict[str, Any] | None:
+    """``prop=pageprops``: ``wikibase_item`` of a page an item links to (a category
+    whose item carries a ``commonswiki`` sitelink to it, as on Commons), ``hiddencat``
+    of hidden categories; ``ppprop`` picks names.  None when the page has none."""
+    from .api_wikibase import sitelink_index
+    from .siteinfo import WIKIID
+
+    props: dict[str, Any] = {}
+    eid = sitelink_index(ctx.wiki.store).get((WIKIID, page.title))
+    if eid:
+        props['wikibase_item'] = eid
+    if page.ns == 14 and '__HIDDENCAT__' in page.text:
+        props['hiddencat'] = ''
+    wanted = set(ctx.multi('ppprop'))
+    if wanted:
+        props = {k: v for k, v in props.items() if k in wanted}
+    return props or None

@@ -199,6 +199,10 @@ def _apply_props(ctx: Ctx, entries: list[_Entry],
             rows = api_props.templates(ctx, page)
             if rows:
                 row['templates'] = rows
+        if 'pageprops' in props:
+            found = api_props.pageprops(ctx, page)
+            if found:
+                row['pageprops'] = found
     if 'categories' in props:
         cont.update(_categories(ctx, good, out))
     cont.update(ctx.pending_continue)

@@ -51,24 +51,56 @@ def entity_json(ctx: Ctx, page: Page, data: dict[str, Any],
     return out
 
 
+# Pages of the client wikis (which this server does not hold) that redirect to a page an
+# item links to: Wikibase follows them for wbgetentities&sites=…&titles=… unless
+# redirects=no, and answers the item under its own sitelink title.
+CLIENT_REDIRECTS: dict[tuple[str, str], str] = {
+    ('enwiki', 'Tour Eiffel'): 'Eiffel Tower',
+    ('enwiki', 'Night Watch (painting)'): 'The Night Watch',
+}
+
+# (store, its revision counter when built, {(site, normalised title): entity id}).
+_SITELINKS: dict[int, tuple[Any, int, dict[tuple[str, str], str]]] = {}
+
+
+def sitelink_index(store: Any) -> dict[tuple[str, str], str]:
+    """{(site, title): entity id} of every item's sitelinks, titles normalised like the
+    wiki's.  Rebuilt when any page got a revision (an entity edit adds one), so a
+    request for 50 titles reads the entities once, not 50 times."""
+    with store.lock:
+        version = store._next_revid  # moves with every revision
+        cached = _SITELINKS.get(id(store))
+        if cached is not None and cached[0] is store and cached[1] == version:
+            return cached[2]
+        index: dict[tuple[str, str], str] = {}
+        for eid in list(store.entity_pages):
+            page = store.entity_page(eid)
+            data = store.entity_data(page) if page else None
+            for site, link in (data or {}).get('sitelinks', {}).items():
+                try:
+                    index.setdefault((site, split_title(link['title'])[1]), eid)
+                except ValueError:
+                    continue
+        _SITELINKS[id(store)] = (store, version, index)
+        return index
+
+
 def _by_sitelink(ctx: Ctx, site: str, title: str) -> tuple[str, Page | None]:
     """Resolve (site, title) to an entity id and its page."""
     store = ctx.wiki.store
+    try:
+        _, full = split_title(title)
+    except ValueError:
+        return '', None
     if site == WIKIID:
-        try:
-            _, full = split_title(title)
-        except ValueError:
-            return '', None
         page = store.page(full)
         if page is not None and page.ns == 6:
             return f'M{page.pageid}', page
-    for eid in list(store.entity_pages):
-        page = store.entity_page(eid)
-        data = store.entity_data(page) if page else None
-        link = (data or {}).get('sitelinks', {}).get(site)
-        if link and split_title(link['title'])[1] == split_title(title)[1]:
-            return eid, page
-    return '', None
+    index = sitelink_index(store)
+    eid = index.get((site, full), '')
+    if not eid and ctx.get('redirects', 'yes') != 'no' and (site, full) in CLIENT_REDIRECTS:
+        eid = index.get((site, CLIENT_REDIRECTS[(site, full)]), '')
+    return (eid, store.entity_page(eid)) if eid else ('', None)
 
 
 def wbgetentities(ctx: Ctx) -> dict[str, Any]:

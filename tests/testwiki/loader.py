@@ -145,15 +145,23 @@ def load_fixtures(store: WikiStore, root: Path) -> str:
             events += _file_events(store, path)
     for _, _, apply in sorted(events, key=lambda e: (e[0], e[1])):
         apply()
-    _create_category_pages(store, base_ts)
+    create_category_pages(store, base_ts)
     return bot_password
 
 
-def _create_category_pages(store: WikiStore, timestamp: str) -> None:
-    """Give every used category a page; hidden ones carry __HIDDENCAT__."""
+def create_category_pages(store: WikiStore, timestamp: str) -> None:
+    """Give every used category a page, and every category an item links to with a
+    ``commonswiki`` sitelink (on Commons such a page exists and its ``pageprops`` name
+    the item); hidden ones carry __HIDDENCAT__."""
     used: set[str] = set()
     for page in list(store.iter_pages()):
         used.update(title for title, _ in store.categories_of(page))
+    for eid in list(store.entity_pages):
+        page = store.entity_page(eid)
+        link = ((store.entity_data(page) if page else None) or {}).get(
+            'sitelinks', {}).get('commonswiki')
+        if link and split_title(link['title'])[0] == 14:
+            used.add(split_title(link['title'])[1])
     for title in sorted(used):
         if store.page(title) is not None:
             continue

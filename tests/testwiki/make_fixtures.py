@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from . import fixture_draw as fd
+from . import fixture_evidence
 from .claims import _snak_hash
 from .fixture_files import FILES, LICENSES, USERS
 from .fixture_items import ITEMS, PEOPLE, PROPERTIES
 from .fixture_items2 import ART, GEO, META, STRUCTURES, THINGS
+from .model import first_upper
 
 OUT = Path(__file__).resolve().parent / 'fixtures'
 BASE = dt.datetime(2024, 5, 1, 8, 0, 0, tzinfo=dt.UTC)
@@ -103,8 +105,9 @@ def item_json(row: tuple[Any, ...]) -> dict[str, Any]:
     if de:
         sitelinks['dewiki'] = {'site': 'dewiki', 'title': de, 'badges': []}
     sitelinks['commonswiki'] = {'site': 'commonswiki',
-                                'title': f'Category:{en[0].upper() + en[1:]}',
+                                'title': f'Category:{first_upper(en)}',
                                 'badges': []}
+    _evidence_overrides(qid, claims, sitelinks)
     return {'type': 'item', 'id': qid, 'labels': _labels(en, de, fr),
             'descriptions': {'en': {'language': 'en', 'value': desc}},
             'aliases': {'en': [{'language': 'en', 'value': a}
@@ -113,17 +116,36 @@ def item_json(row: tuple[Any, ...]) -> dict[str, Any]:
             'claims': claims, 'sitelinks': sitelinks}
 
 
+def _evidence_overrides(qid: str, claims: dict[str, list[dict[str, Any]]],
+                        sitelinks: dict[str, Any]) -> None:
+    """Statements and the Commons sitelink of fixture_evidence.OVERRIDES."""
+    override = fixture_evidence.OVERRIDES.get(qid)
+    if override is None:
+        return
+    types = {pid: dtype for pid, dtype, _, _ in PROPERTIES + fixture_evidence.PROPERTIES}
+    for pid, values in override.get('claims', {}).items():
+        for value in values:
+            data = entity_value(value) if types[pid] == 'wikibase-item' \
+                else {'value': value, 'type': 'string'}
+            claims.setdefault(pid, []).append(statement(qid, pid, data, datatype=types[pid]))
+    if 'commons' in override:
+        sitelinks.pop('commonswiki')
+        if override['commons']:
+            sitelinks['commonswiki'] = {'site': 'commonswiki', 'title': override['commons'],
+                                        'badges': []}
+
+
 def all_entities() -> list[dict[str, Any]]:
     """Properties first, then every item row (people get P31 human)."""
     out: list[dict[str, Any]] = []
-    for pid, dtype, label, desc in PROPERTIES:
+    for pid, dtype, label, desc in PROPERTIES + fixture_evidence.PROPERTIES:
         out.append({'type': 'property', 'datatype': dtype, 'id': pid,
                     'labels': {'en': {'language': 'en', 'value': label}},
                     'descriptions': {'en': {'language': 'en', 'value': desc}},
                     'aliases': {}, 'claims': {}})
     rows = list(ITEMS) + [(q, en, d, de, fr, ['Q5'], [], None)
                           for q, en, d, de, fr in PEOPLE]
-    rows += GEO + STRUCTURES + ART + THINGS + META
+    rows += GEO + STRUCTURES + ART + THINGS + META + fixture_evidence.ITEMS
     seen = set()
     for row in rows:
         assert row[0] not in seen, row[0]

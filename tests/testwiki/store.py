@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .model import FileInfo, LogEvent, Page, Revision, User, now_iso, split_title
+from .model import FileInfo, LogEvent, Page, Revision, User, first_upper, now_iso, split_title
 
 _CAT_RE = re.compile(r'\[\[\s*category\s*:\s*([^\]|\n]+?)\s*(?:\|[^\]]*)?\]\]',
                      re.IGNORECASE)
@@ -77,7 +77,7 @@ class WikiStore:
         with self.lock:
             if not name:
                 return None
-            return self.users.get(name[0].upper() + name[1:])
+            return self.users.get(first_upper(name))
 
     # -- pages ---------------------------------------------------------
     def page(self, title: str) -> Page | None:

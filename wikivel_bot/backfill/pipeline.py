@@ -24,10 +24,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from wikivel_bot.backfill import stages
+from wikivel_bot.backfill import raylogs, stages
 from wikivel_bot.backfill.imagedump import dump_rows, layout_of
 from wikivel_bot.backfill.rows import COLUMNS, BackfillCounters, new_row
-from wikivel_bot.backfill.sources import Sources, depicted_page_ids
+from wikivel_bot.backfill.sources import Sources, depicted_page_ids, has_title
 from wikivel_bot.config import Settings
 from wikivel_bot.errors import ConfigError, LinkerError, UsageError
 
@@ -48,9 +48,11 @@ class BackfillResult:
     shards: List[str] = field(default_factory=list)
     actors: int = 0
     gpus: int = 0
+    # One line per source that listed nothing (an empty category, a range without uploads).
+    notes: List[str] = field(default_factory=list)
 
     def lines(self) -> List[str]:
-        out = self.counters.lines()
+        out = self.notes + self.counters.lines()
         m = self.media
         if m:
             out.append(f"media: {m.get('downloads', 0)} downloads, {m.get('bytes', 0) / 1e6:.2f} MB, "
@@ -80,6 +82,7 @@ def open_store(settings: Settings) -> Any:
 def run_backfill(
     settings: Settings, sources: Sources, *, address: str = "", num_cpus: Optional[int] = None,
     progress: bool = True, on_rows: Optional[Callable[[List[Dict[str, Any]]], None]] = None,
+    ray_logs: bool = False,
 ) -> BackfillResult:
     """Backfill ``sources`` into the queue of ``settings.db`` with the configured linker.
 
@@ -87,8 +90,10 @@ def run_backfill(
     :param num_cpus: CPUs of a local Ray (default: all).
     :param progress: Ray Data's progress bars.
     :param on_rows: called with each batch of rows after it was written (tests, monitoring).
-    :raises UsageError: no sources, a missing file. :raises WikivelError: the wiki, the
-        database or the linker failed at start.
+    :param ray_logs: let Ray's own log lines (workers' output, its C++ core's errors) reach
+        the terminal; off, a failure still ends the run with one line (``raylogs.stage_failure``).
+    :raises UsageError: no sources, a missing file, a category that does not exist.
+    :raises WikivelError: the wiki, the database or the linker failed at start; a stage failed.
     """
     import ray
 
@@ -96,9 +101,15 @@ def run_backfill(
     layouts = {path: layout_of(path) for path in sources.image_dumps}  # a wrong file fails here
     check_settings(settings)
     started = time.monotonic()
-    store = open_store(settings)
     counters = BackfillCounters()
     result = BackfillResult(counters)
+    # The wiki's listings first, before the model loads: a category that does not exist
+    # fails at once, and a run with nothing to read says so and starts neither Ray nor a model.
+    listed = _listed(settings, sources, result.notes)
+    if not (listed or sources.titles_files or sources.image_dumps):
+        result.seconds = time.monotonic() - started
+        return result
+    store = open_store(settings)
     owns_ray = False
     try:
         store.check_schema()
@@ -109,12 +120,7 @@ def run_backfill(
         store.release_files(held_by(store, worker))
         identity, side, steps = _linker_identity(settings)
         depicted = depicted_page_ids(sources.mediainfo_dump) if sources.mediainfo_dump else set()
-        listed: List[str] = []
-        if sources.category or sources.since or sources.until:
-            from wikivel_bot.commons.site import open_site
-
-            listed = list(sources.listed(open_site(settings.site)))
-        owns_ray = _start_ray(address, num_cpus)
+        owns_ray = _start_ray(address, num_cpus, ray_logs)
         from ray.data import DataContext
 
         DataContext.get_current().enable_progress_bars = progress
@@ -136,15 +142,19 @@ def run_backfill(
         if dataset is not None:
             dataset = _stages(dataset, settings, worker, identity, (side, steps), depicted, budget, actors, gpus)
             shard_prefix = f"{settings.backfill.run_name}-{int(time.time())}"
-            # Blocks as they leave the model (batch_size=None): each is written at once.
-            for batch in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
-                rows = stages.record(batch.to_pylist(), store, counters)
-                if settings.backfill.parquet_dir:
-                    shard = stages.write_shard(rows, settings.backfill.parquet_dir, shard_prefix)
-                    if shard is not None:
-                        result.shards.append(str(shard))
-                if on_rows is not None:
-                    on_rows(rows)
+            try:
+                with raylogs.quiet_run(ray_logs):
+                    # Blocks as they leave the model (batch_size=None): each is written at once.
+                    for batch in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
+                        rows = stages.record(batch.to_pylist(), store, counters)
+                        if settings.backfill.parquet_dir:
+                            shard = stages.write_shard(rows, settings.backfill.parquet_dir, shard_prefix)
+                            if shard is not None:
+                                result.shards.append(str(shard))
+                        if on_rows is not None:
+                            on_rows(rows)
+            except ray.exceptions.RayError as exc:
+                raise raylogs.stage_failure(exc, counters.read) from None
         result.media = ray.get(budget.report.remote())
     finally:
         result.seconds = time.monotonic() - started
@@ -204,6 +214,15 @@ def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, model_
     )
 
 
+def _listed(settings: Settings, sources: Sources, notes: List[str]) -> List[str]:
+    """The titles the wiki lists for ``sources`` (none without a category or time range)."""
+    if not (sources.category or sources.since or sources.until):
+        return []
+    from wikivel_bot.commons.site import open_site
+
+    return list(sources.listed(open_site(settings.site), notes))
+
+
 def _titles(ray: Any, sources: Sources, listed: List[str], layouts: Dict[str, Any]) -> Any:
     """One dataset of ``{"text": title}`` rows from every source."""
     parts = []
@@ -231,31 +250,49 @@ def _linker_identity(settings: Settings) -> Any:
     (``link.model_input_steps``: the decode tasks run its geometry, the actors its finish);
     builds (or loads from the cache) the label index once here, so the actors only load it."""
     from wikivel_bot.labels import default_label_set
-    from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.link import model_input_steps, model_side
 
-    linker = create_linker(settings.linker.name, settings.linker)
     label_set = default_label_set(settings.linker.labels_dir)
-    linker.attach(label_set, settings.linker.cache_dir, progress=False)
+    # The daemon's builder: the version in the identity names the whole set-up (item
+    # images, cascade, verifier, ranking and safety rules), as on the daemon's rows.
+    linker = ready_linker(settings, label_set).linker
     description = linker.description
     identity = (description.name, description.version, label_set.content_hash)
     return identity, model_side(linker), model_input_steps(linker)
 
 
-def _start_ray(address: str, num_cpus: Optional[int]) -> bool:
-    """Start (or join) Ray unless this process is connected already; True when we did."""
+def ready_linker(settings: Settings, label_set: Any) -> Any:
+    """``build_ready_linker`` as the daemon calls it, for the driver and every actor; the site
+    is opened (in that process) only if an item image is not in the cache yet, or at the
+    first batch's evidence. Each actor keeps its evidence look-ups in memory (an actor may run
+    on a node without the queue database)."""
+    from wikivel_bot.commons.evidence import evidence_source
+    from wikivel_bot.commons.item_images import item_image_source
+    from wikivel_bot.linker import build_ready_linker
+
+    return build_ready_linker(settings, label_set, item_images=item_image_source(settings),
+                              evidence=evidence_source(settings))
+
+
+def _start_ray(address: str, num_cpus: Optional[int], ray_logs: bool = False) -> bool:
+    """Start (or join) Ray unless this process is connected already; True when we did.
+
+    :param ray_logs: forward the workers' output and show Ray's error-level lines; without
+        it the terminal shows the run's own lines only (a failure still ends it with one).
+    """
     import ray
 
     if ray.is_initialized():
         return False
     env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
-    kwargs: Dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
-                              "runtime_env": {"env_vars": env}}
+    kwargs: Dict[str, Any] = {"include_dashboard": False, "runtime_env": {"env_vars": env},
+                              **raylogs.init_options(ray_logs)}
     try:
-        if address:
-            ray.init(address=address, **kwargs)
-        else:
-            ray.init(num_cpus=num_cpus, **kwargs)
+        with raylogs.quiet_start(ray_logs):
+            if address:
+                ray.init(address=address, **kwargs)
+            else:
+                ray.init(num_cpus=num_cpus, **kwargs)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise UsageError(f"cannot start or join Ray{f' at {address}' if address else ''}: {exc}") from None
     return True
@@ -293,7 +330,8 @@ def resolve_batch(batch: Any, settings: Settings, worker: str, identity: Any, de
         fetcher = Fetcher(site, settings.fetch, settings.poll, tuple(settings.site.languages), None)
         ports = _RESOLVERS[key] = (fetcher, open_store(settings))
     column = "title" if "title" in batch.column_names else "text"
-    rows = [new_row(str(t)) for t in batch.column(column).to_pylist()]
+    # A title list's blank and # comment lines are no files: dropped here, never counted.
+    rows = [new_row(str(t)) for t in batch.column(column).to_pylist() if has_title(str(t))]
     return _to_table(stages.resolve(rows, fetcher=ports[0], store=ports[1], worker=worker,
                                     identity=tuple(identity), depicted=depicted))
 
@@ -337,12 +375,11 @@ class LinkStage:
 
     def __init__(self, settings: Settings, fingerprint: str = "") -> None:
         from wikivel_bot.labels import default_label_set
-        from wikivel_bot.linker import create_linker
-        from wikivel_bot.linker.link import model_input_steps, rules_from_settings
+        from wikivel_bot.linker.link import model_input_steps
 
-        self.linker = create_linker(settings.linker.name, settings.linker)
-        self.linker.attach(default_label_set(settings.linker.labels_dir), settings.linker.cache_dir, progress=False)
-        self.rules = rules_from_settings(settings.linker)
+        # Built as the driver built its own: the item images come from the same on-disk cache.
+        self.ready = ready_linker(settings, default_label_set(settings.linker.labels_dir))
+        self.linker = self.ready.linker
         steps = model_input_steps(self.linker)
         if (steps.fingerprint if steps else "") != fingerprint:
             # A node with another open_clip/torchvision would feed the model other pixels.
@@ -351,4 +388,4 @@ class LinkStage:
         self.finish = steps.finish if steps else None
 
     def __call__(self, batch: Any) -> Any:
-        return _to_table(stages.link(batch.to_pylist(), self.linker, self.rules, self.finish))
+        return _to_table(stages.link(batch.to_pylist(), self.ready, self.finish))

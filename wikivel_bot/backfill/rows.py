@@ -28,7 +28,7 @@ COLUMNS = {
     "title": "string", "page_id": "int64", "file_id": "int64", "state": "string",
     "outcome": "string", "reason": "string", "media": "string", "rejected": "string",
     "data": "binary", "width": "int32", "height": "int32", "pixels": "binary",
-    "candidates": "string",
+    "candidates": "string", "withheld": "string",
 }
 
 
@@ -36,7 +36,7 @@ def new_row(title: str) -> Dict[str, Any]:
     """A row for one source title, nothing known yet."""
     return {"title": title, "page_id": 0, "file_id": 0, "state": "", "outcome": PENDING,
             "reason": "", "media": "", "rejected": "[]", "data": b"", "width": 0, "height": 0,
-            "pixels": b"", "candidates": ""}
+            "pixels": b"", "candidates": "", "withheld": ""}
 
 
 def settle(row: Dict[str, Any], outcome: str, reason: str = "") -> Dict[str, Any]:
@@ -51,6 +51,7 @@ def media_to_text(media: MediaFile) -> str:
         "description": media.description, "categories": list(media.categories),
         "depicts": [[d.qid, d.rank] for d in media.depicts], "revid": media.revid,
         "protected": media.protected, "bots_allowed": media.bots_allowed,
+        "references": list(media.references),
     })
 
 
@@ -61,6 +62,7 @@ def media_from_text(text: str) -> MediaFile:
         description=doc["description"], categories=tuple(doc["categories"]),
         depicts=tuple(Depiction(q, r) for q, r in doc["depicts"]), revid=int(doc["revid"]),
         protected=bool(doc["protected"]), bots_allowed=bool(doc["bots_allowed"]),
+        references=tuple(doc.get("references", ())),
     )
 
 
@@ -88,6 +90,8 @@ class BackfillCounters:
     deferred: int = 0
     linked: int = 0
     candidates: int = 0
+    # Suggestions the safety rules withheld, by rule (as the daemon's link counters).
+    withheld: Counter = field(default_factory=Counter)
 
     def count(self, row: Mapping[str, Any], saved: int = 0) -> None:
         """Count one finished row (``saved``: candidates the queue took for it)."""
@@ -97,8 +101,11 @@ class BackfillCounters:
         outcome = row["outcome"]
         kind = reason_kind(row["reason"]) if row["reason"] else "unknown"
         if outcome == LINKED:
+            from wikivel_bot.pipeline import withheld_counts
+
             self.linked += 1
             self.candidates += saved
+            self.withheld.update(withheld_counts(withheld_from_text(row.get("withheld"))))
         elif outcome == SKIPPED:
             self.skipped[kind] += 1
         elif outcome == INELIGIBLE:
@@ -122,13 +129,21 @@ class BackfillCounters:
             out += [f"    {n} {kind}" for kind, n in sorted(counts.items()) if n]
         out.append(f"{self.linked} linked")
         out.append(f"{self.candidates} candidates proposed")
+        if self.withheld:
+            out.append(f"{sum(self.withheld.values())} suggestions withheld by the safety rules")
+            out += [f"    {n} {rule}" for rule, n in sorted(self.withheld.items()) if n]
         out.append(f"{self.deferred} deferred (the next run tries them again)")
         return out
 
     def as_dict(self) -> Dict[str, Any]:
         return {"read": self.read, "skipped": dict(self.skipped), "ineligible": dict(self.ineligible),
                 "unavailable": dict(self.unavailable), "deferred": self.deferred,
-                "linked": self.linked, "candidates": self.candidates}
+                "linked": self.linked, "candidates": self.candidates, "withheld": dict(self.withheld)}
+
+
+def withheld_from_text(text: Optional[str]) -> Any:
+    """A row's ``withheld`` column (``pipeline.withheld_record`` as JSON) back as the record."""
+    return json.loads(text or "[]")
 
 
 def rejected_from_text(text: Optional[str]) -> List[str]:

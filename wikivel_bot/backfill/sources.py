@@ -59,14 +59,34 @@ class Sources:
                 raise UsageError(f"{path}: no such file")
 
 
-    def listed(self, site: Any) -> Iterator[str]:
-        """The titles the wiki lists (category members, uploads in the time range)."""
-        from wikivel_bot.commons.listings import category_files, files_uploaded_between
+    def listed(self, site: Any, notes: Optional[List[str]] = None) -> Iterator[str]:
+        """The titles the wiki lists (category members, uploads in the time range).
 
+        :param notes: gets one line for a source that lists no file (an empty category, a
+            time range without uploads), so a run that reads nothing says why.
+        :raises UsageError: the category does not exist (no page and no members).
+        """
+        from wikivel_bot.commons.listings import category_files, category_exists, files_uploaded_between
+
+        said = notes if notes is not None else []
         if self.category:
-            yield from category_files(site, self.category, self.depth)
+            found = 0
+            for title in category_files(site, self.category, self.depth):
+                found += 1
+                yield title
+            if not found:
+                exists, name = category_exists(site, self.category)
+                if not exists:
+                    raise UsageError(f"--category {self.category}: {name} does not exist")
+                said.append(f"{name} has no files" + (f" (subcategories to depth {self.depth} included)"
+                                                      if self.depth else ""))
         if self.since or self.until:
-            yield from files_uploaded_between(site, self.since, self.until)
+            found = 0
+            for title in files_uploaded_between(site, self.since, self.until):
+                found += 1
+                yield title
+            if not found:
+                said.append("no file was uploaded in the --since/--until range")
 
 
 def open_text(path: str) -> IO[bytes]:
@@ -113,9 +133,19 @@ def depicted_page_ids(path: str) -> Set[int]:
     return found
 
 
+def has_title(line: str) -> bool:
+    """Whether a title list's line names a file: blank lines and ``#`` comments do not
+    (they are skipped without a word, not counted as files read)."""
+    text = line.strip()
+    return bool(text) and not text.startswith("#")
+
+
 def read_lines(paths: List[str]) -> Iterator[str]:
-    """The lines of title files (for runs without Ray Data's reader, e.g. the benchmark)."""
+    """The title lines of title files, comments and blank lines left out (for runs without
+    Ray Data's reader, e.g. the benchmark)."""
     for path in paths:
         with open_text(path) as handle:
             for raw in handle:
-                yield raw.decode("utf-8", "replace").rstrip("\n")
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                if has_title(line):
+                    yield line

@@ -30,11 +30,13 @@ from wikivel_bot.backfill.rows import (
     media_to_text,
     rejected_from_text,
     settle,
+    withheld_from_text,
 )
 from wikivel_bot.backfill.imagedump import SETTLED
 from wikivel_bot.commons import filters
 from wikivel_bot.commons.generators import upload_of
 from wikivel_bot.commons.outcomes import Deferred, Ineligible, Unavailable
+from wikivel_bot.core.titles import first_upper
 from wikivel_bot.errors import FileUnavailable, WikiError
 from wikivel_bot.events import event
 from wikivel_bot.linker.backbone.images import decode_image
@@ -63,7 +65,7 @@ def normalise_title(text: str) -> str:
     line = line.replace("_", " ")
     if ":" in line and line.split(":", 1)[0].strip().lower() in ("file", "image"):
         line = line.split(":", 1)[1].strip()
-    return "File:" + line[:1].upper() + line[1:] if line else ""
+    return "File:" + first_upper(line) if line else ""
 
 
 def resolve(
@@ -196,31 +198,36 @@ def decode(rows: List[Row], side: Optional[int], geometry: Optional[Callable[[An
     return rows
 
 
-def link(rows: List[Row], linker: Any, rules: Any, finish: Optional[Callable[[Any], Any]] = None) -> List[Row]:
-    """encode → search → rank: ``link_files`` on the decoded images, rejected pairs left out.
+def link(rows: List[Row], ready: Any, finish: Optional[Callable[[Any], Any]] = None) -> List[Row]:
+    """evidence → encode → search → rank: the ready linker's ``link`` (``link_files`` after
+    resolving the files' own evidence, as the daemon links) on the decoded images, rejected
+    pairs left out.
 
+    :param ready: a ``linker.factory.ReadyLinker``.
     :param finish: the rest of the model's preprocessing when ``decode`` ran its
         ``geometry`` (the same ``link.model_input_steps``); None: the linker's own."""
     from PIL import Image
 
-    from wikivel_bot.linker.link import link_files
+    from wikivel_bot.pipeline import withheld_record
 
-    ready = [row for row in rows if row["outcome"] == PENDING]
-    if not ready:
+    pending = [row for row in rows if row["outcome"] == PENDING]
+    if not pending:
         return rows
     pairs = []
     rejected: Dict[int, AbstractSet[str]] = {}
-    for row in ready:
+    for row in pending:
         media = media_from_text(row["media"])
         image = Image.frombytes("RGB", (int(row["width"]), int(row["height"])), row["pixels"])
         pairs.append((media, image))
         rejected[media.page_id] = frozenset(rejected_from_text(row["rejected"]))
-    for row, outcome in zip(ready, link_files(linker, pairs, rules=rules, rejected=rejected, finish=finish)):
+    for row, outcome in zip(pending, ready.link(pairs, rejected, finish=finish)):
         found = getattr(outcome, "candidates", None)
         if found is None:
             settle(row, UNAVAILABLE, filters.reason(filters.CORRUPT, str(getattr(outcome, "reason", ""))))
         else:
             row["candidates"] = candidates_to_text(found)
+            # Recorded with the file as the daemon's link stage records it.
+            row["withheld"] = json.dumps(withheld_record(outcome))
             settle(row, LINKED)
     return rows
 
@@ -249,7 +256,8 @@ def record(rows: Sequence[Row], store: Any, counters: BackfillCounters) -> List[
         writes.append(FileOutcome(
             fid, moves[outcome], reason=row["reason"],
             media=media_from_text(row["media"]) if linked and row["state"] != FileState.FETCHED.value else None,
-            candidates=candidates_from_text(row["candidates"]) if linked else ()))
+            candidates=candidates_from_text(row["candidates"]) if linked else (),
+            withheld=withheld_from_text(row.get("withheld")) if linked else None))
         positions.append(i)
     results: Dict[int, Any] = dict(zip(positions, store.settle_files(writes))) if writes else {}
     out: List[Row] = []

@@ -105,9 +105,11 @@ def _register() -> None:
     from wikivel_bot.cli import write as write_commands
     from wikivel_bot.cli import evaluate as evaluate_commands
     from wikivel_bot.cli import train as train_commands
+    from wikivel_bot.cli import train_evidence as train_evidence_commands
     from wikivel_bot.cli import liveeval as liveeval_commands
     from wikivel_bot.cli import web as web_commands
     from wikivel_bot.cli import backfill as backfill_commands
+    from wikivel_bot.cli import extras
 
     main.add_command(labels_commands.labels)
     main.add_command(db_commands.db)
@@ -127,6 +129,8 @@ def _register() -> None:
     main.add_command(write_commands.revert)
     main.add_command(evaluate_commands.evaluate)
     main.add_command(evaluate_commands.human_eval)
+    train_commands.dataset.add_command(train_evidence_commands.synthetic_evidence)
+    train_commands.train.add_command(train_evidence_commands.train_evidence)
     main.add_command(train_commands.dataset)
     main.add_command(train_commands.train)
     main.add_command(liveeval_commands.evaluate_live)
@@ -134,6 +138,7 @@ def _register() -> None:
     main.add_command(liveeval_commands.report)
     main.add_command(web_commands.web)
     main.add_command(backfill_commands.backfill)
+    extras.document(main)
 
 
 _register()

@@ -36,13 +36,14 @@ from wikivel_bot.cli.poll import parse_since
 @click.option("--toolforge", is_flag=True, help="Running on Toolforge: the media robot-policy limits do not apply (backfill.toolforge).")
 @click.option("--run-name", help="Name of this run; restart a killed run under the same name (backfill.run_name).")
 @click.option("--parquet-dir", type=click.Path(file_okay=False), help="Also write candidates as Parquet shards here (backfill.parquet_dir).")
+@click.option("--weights", help="Local weights file, or 'random' for a smoke run (linker.weights).")
 @click.option("--no-progress", is_flag=True, help="No Ray Data progress bars.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_obj
 def backfill(obj: CliContext, titles_files: Tuple[Path, ...], image_dumps: Tuple[Path, ...], category: str, depth: int, since: Optional[str],
              until: Optional[str], mediainfo_dump: Optional[Path], address: str, num_cpus: Optional[int],
              actors: Optional[int], toolforge: bool, run_name: Optional[str], parquet_dir: Optional[str],
-             no_progress: bool, as_json: bool) -> None:
+             weights: Optional[str], no_progress: bool, as_json: bool) -> None:
     """Link existing files and queue the candidates for review, on Ray Data: read the
     titles, apply the daemon's eligibility rules, download thumbnails within Wikimedia's
     robot policy (unless --toolforge), decode, link in an actor pool (a GPU per actor where
@@ -54,6 +55,9 @@ def backfill(obj: CliContext, titles_files: Tuple[Path, ...], image_dumps: Tuple
             obj.overrides[("backfill", key)] = value
     if toolforge:
         obj.overrides[("backfill", "toolforge")] = True
+    if weights:
+        # As `suggest`, `link` and `run` apply it: the driver and every actor read linker.weights.
+        obj.overrides[("linker", "weights")] = weights
     from wikivel_bot.backfill.imagedump import is_image_dump
     from wikivel_bot.backfill.sources import Sources
 
@@ -68,10 +72,12 @@ def backfill(obj: CliContext, titles_files: Tuple[Path, ...], image_dumps: Tuple
     settings = obj.settings
     from wikivel_bot.backfill.pipeline import run_backfill
 
-    result = run_backfill(settings, sources, address=address, num_cpus=num_cpus, progress=not no_progress)
+    result = run_backfill(settings, sources, address=address, num_cpus=num_cpus, progress=not no_progress,
+                          ray_logs=obj.verbose > 0)
     if as_json:
         click.echo(json.dumps({**result.counters.as_dict(), "media": result.media,
-                               "seconds": round(result.seconds, 3), "shards": result.shards}))
+                               "seconds": round(result.seconds, 3), "shards": result.shards,
+                               "notes": result.notes}))
     else:
         for line in result.lines():
             click.echo(line)

@@ -82,31 +82,46 @@ class CliContext:
         known = stored_labels(self.store(), qids) if qids is not None else {}
         return label_lookup(known, label_set)
 
-    def linker(self, progress: bool = True) -> Any:
-        """The configured linker with its label index attached (torch is imported here).
+    def safety_check(self) -> Any:
+        """The safety rules as configured now, as one check over the label set's items
+        (``core.safety.item_check``): the review and the exports leave out queued pairs whose
+        item they withhold. Local only (no Wikidata): an unloadable label set checks nothing,
+        and the writer, which reads Wikidata, is the last guard."""
+        from wikivel_bot.core.safety import item_check, rules_from
+        from wikivel_bot.errors import WikivelError
+
+        try:
+            label_set = self.label_set()
+        except WikivelError:
+            label_set = None
+        return item_check(rules_from(self.settings.safety), label_set)
+
+    def ready_linker(self, progress: bool = True, *, settings: Optional[Settings] = None, label_set: Any = None,
+                     top_k: Optional[int] = None, evidence_cache: Any = None) -> Any:
+        """The configured linker with its label index attached, its ranking and safety rules,
+        and where it resolves the files' own evidence (``evidence.enabled``): a
+        ``linker.factory.ReadyLinker`` (torch is imported here); link with its ``link``.
 
         The index is built once per (linker, weights, label set) and cached under
-        ``linker.cache_dir``; later calls and other processes reuse it.
+        ``linker.cache_dir``; later calls and other processes reuse it. Item images (P18)
+        are fetched once into ``linker.cache_dir/item-images/`` when the linker or its
+        verifier reads them; the site is opened only if one must be fetched.
+
+        :param settings: instead of this context's (``suggest`` overrides linker keys).
+        :param label_set: instead of ``linker.labels_dir``'s.
+        :param top_k: overrides ``linker.top_k``.
+        :param evidence_cache: the ``Store`` where the command has a queue database (evidence
+            look-ups are kept in its ``evidence_cache``); None keeps them in memory.
         """
-        from wikivel_bot.linker import create_linker
+        from wikivel_bot.commons.evidence import evidence_source
+        from wikivel_bot.commons.item_images import item_image_source
+        from wikivel_bot.linker import build_ready_linker
 
-        settings = self.settings.linker
-        linker = create_linker(settings.name, settings, item_image_loader=self.item_images(settings.name, progress),
-                               cascade=self.settings.cascade)
-        linker.attach(self.label_set(), settings.cache_dir, progress=progress)
-        return linker
-
-    def item_images(self, linker_name: str, progress: bool = True) -> Any:
-        """For a linker that reads item images (fusion): the P18 thumbnails, fetched once into
-        ``linker.cache_dir/item-images/`` (``commons.item_images``); None for the others."""
-        from wikivel_bot.linker.spec import get_spec
-
-        if not get_spec(linker_name).uses_item_images:
-            return None
-        from wikivel_bot.commons.item_images import item_image_cache
-
-        # The site is opened only if an image must be fetched (cached ones work offline).
-        return item_image_cache(self.settings, self.site, progress=progress)
+        settings = settings or self.settings
+        return build_ready_linker(settings, label_set if label_set is not None else self.label_set(),
+                                  item_images=item_image_source(settings, self.site, progress=progress),
+                                  evidence=evidence_source(settings, self.site, evidence_cache),
+                                  top_k=top_k, progress=progress)
 
     def close(self) -> None:
         if self._store is not None:

@@ -94,7 +94,8 @@ def build(obj: CliContext, wikidata_dump: Optional[Path], mediainfo_dump: Option
         raise UsageError(f"{qids_file} lists no QIDs")
     show = sys.stderr.isatty() if progress is None else progress
     if qids is not None and wikidata_dump is None:
-        from wikivel_bot.labels.wikidata_api import WIKIDATA_API, build_from_api
+        from wikivel_bot.labels.wikidata_api import build_from_api
+        from wikivel_bot.wikidata.client import WIKIDATA_API
 
         site = obj.settings.site
         label_set = build_from_api(out_dir, qids, api_url=site.wikidata_api_url or WIKIDATA_API,
@@ -217,6 +218,13 @@ def info(obj: CliContext, directory: Optional[Path], as_json: bool) -> None:
     click.echo("P31:       " + ("stored (instance of)" if label_set.has_instance_of else
                                 "not stored: built before instance-of data; the named-people rule "
                                 "falls back to the P31/P279 closure (rebuild to refine)"))
+    # Whether "under a class" reaches the top of the graph, and people without P31 are known.
+    click.echo("parents:   " + ("stored up to the top of P31/P279 (the safety rules' classes at any depth)"
+                                if label_set.has_parents else
+                                "not stored: built before them; the safety rules follow the 3-hop "
+                                "table's parents (rebuild for the whole graph)"))
+    click.echo("people without P31: " + ("recognised by P21/P569/P570/P106" if label_set.has_person_properties
+                                         else "unknown: built before person properties (rebuild)"))
 
 
 @labels.command("lookup")

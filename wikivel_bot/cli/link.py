@@ -38,19 +38,19 @@ def link(obj: CliContext, once: bool, limit: Optional[int], linker_name: Optiona
     from wikivel_bot import pipeline
     from wikivel_bot.commons.fetcher import Fetcher
     from wikivel_bot.commons.thumbnails import ThumbnailClient
-    from wikivel_bot.linker.link import link_files, rules_from_settings
 
     site = obj.site()
     fetcher = Fetcher.from_settings(site, settings)
     thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
-    linker = obj.linker()
-    rules = rules_from_settings(settings.linker, safety=settings.safety)
+    # As the daemon builds it: item images, cascade, verifier, rules, evidence cached in the queue.
+    ready = obj.ready_linker(evidence_cache=store)
+    linker = ready.linker
     fetched, linked = pipeline.FetchCounters(), pipeline.LinkCounters()
     worker = worker_name("link")
     size = max(1, settings.linker.batch_size)
 
     def run_linker(files, rejected):
-        return link_files(linker, files, rules=rules, rejected=rejected)
+        return ready.link(files, rejected)
 
     def round_() -> None:
         while limit is None or linked.claimed < limit:

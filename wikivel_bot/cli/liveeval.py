@@ -81,8 +81,10 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
     """Self-check against human depicts: run the linker on recent files that already carry
     human P180 statements (from the upload log, or pywikibot generator arguments such as
     -cat:NAME), with those statements hidden from it, and compare. Saves one JSON line per
-    file (human items, suggestions with scores, hits at hops 0-3, the writer's verdicts) and
-    prints precision@k, recall@k and Diversity Recall@k. Nothing is queued or written.
+    file (human items, suggestions with scores and evidence, hits at hops 0-3, the writer's
+    verdicts) and prints precision@k, recall@k, Diversity Recall@k and precision by evidence
+    kind (image only, category, category label, link, identifier, several). Nothing is
+    queued or written.
 
     \b
     wikivel-bot evaluate-live --since 2026-11-01 --limit 500 --out results.jsonl
@@ -93,7 +95,7 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
     from wikivel_bot.liveeval.live import evaluate_live as run_live
     from wikivel_bot.liveeval.live import run_info, select_uploads
     from wikivel_bot.liveeval.records import write_result, write_truth
-    from wikivel_bot.liveeval.tables import metrics_table, writer_table
+    from wikivel_bot.liveeval.tables import evidence_table, metrics_table, writer_table
 
     for arg in generator_args:
         if not arg.startswith("-"):
@@ -109,7 +111,8 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
     settings = obj.settings
     top = top_k or settings.linker.top_k
     site = obj.site()
-    linker = obj.linker()
+    ready = obj.ready_linker(top_k=top)
+    linker = ready.linker
     label_set = linker.label_set
     selection = " ".join(generator_args) if generator_args else "upload log"
     selection += (f", uploaded from {since}" if since else "") + (f" up to {until}" if until else "")
@@ -134,7 +137,7 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
     counts = None
     try:
         uploads = select_uploads(site, settings, generator_args=generator_args, since=start, until=end)
-        counts = run_live(site, linker, uploads, sink, settings=settings, run=run, limit=limit, progress=progress)
+        counts = run_live(site, ready, uploads, sink, settings=settings, run=run, limit=limit, progress=progress)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -156,6 +159,7 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
     summary = summarize_run(results, ks)
     click.echo("")
     click.echo(metrics_table(summary).markdown())
+    click.echo(evidence_table(summary).markdown())
     click.echo(writer_table(summary).markdown())
 
 
@@ -227,7 +231,7 @@ def calibrate(results_paths: Sequence[Path], target: float, hops: int, holdout: 
 def report(more_sheets: Sequence[Path], results_paths: Sequence[Path], thresholds_path: Optional[Path],
            ratings: Sequence[Path], out_dir: Path, ks_text: str, examples: int) -> None:
     """Write the trial report: an HTML page with plots (precision and recall by k, by score
-    band, by super-category), examples with thumbnails, the calibrated thresholds and the
+    band, by super-category), precision by evidence kind, examples with thumbnails, the calibrated thresholds and the
     human evaluation (rating shares and Fleiss' kappa), plus a wikitext version for the bot
     request on Commons. Every number states what it was measured on."""
     from wikivel_bot.evaluation import SheetError, read_sheets, summarize

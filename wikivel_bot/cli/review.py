@@ -47,7 +47,8 @@ def build_filter(
     until: Optional[str],
 ) -> ReviewFilter:
     """A ReviewFilter from the :func:`filter_options` values; the score threshold defaults
-    to ``linker.min_score`` so nothing the linker would no longer propose is shown."""
+    to ``linker.min_score`` and the safety rules are the current ones, so nothing the linker
+    would no longer propose is shown."""
     return ReviewFilter(
         states=states,
         min_score=obj.settings.linker.min_score if min_score is None else min_score,
@@ -56,6 +57,7 @@ def build_filter(
         linker=linker_name or "",
         since=parse_time_bound(since) if since else None,
         until=parse_time_bound(until, end=True) if until else None,
+        safety=obj.safety_check(),
     )
 
 

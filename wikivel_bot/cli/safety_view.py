@@ -36,7 +36,8 @@ def notice_lines(safety_settings: Any, label_set: Any = None) -> List[str]:
 
 
 def withheld_entries(outcome: Any, label_set: Any) -> List[Dict[str, Any]]:
-    """What the rules withheld for one linked file (``--json``): qid, label, score, rule, reason."""
+    """What the rules withheld for one linked file: qid, label, score, rule, reason (shown
+    only with ``suggest --show-withheld``; every other output has counts by rule)."""
     from wikivel_bot.core.ranking import describe_item
 
     return [
@@ -46,18 +47,21 @@ def withheld_entries(outcome: Any, label_set: Any) -> List[Dict[str, Any]]:
     ]
 
 
-def withheld_lines(outcome: Any, label_set: Any, verbose: int) -> List[str]:
-    """Table lines for one linked file: a count by rule, and with ``-v`` one line per item."""
+def withheld_lines(outcome: Any, label_set: Any, verbose: int, show: bool = False) -> List[str]:
+    """Table lines for one linked file: a count by rule; with ``-v`` one line per withheld
+    suggestion (score and reason, not the item); with ``show`` (``--show-withheld``) the
+    item too."""
     entries = withheld_entries(outcome, label_set)
     if not entries:
         return []
     by_rule = outcome.ranking.withheld_by_rule()
     counts = ", ".join(f"{n} {rule}" for rule, n in sorted(by_rule.items()))
-    lines = [f"  withheld by the safety rules: {counts}" + ("" if verbose else " (-v lists them)")]
-    if verbose:
+    hint = "" if verbose or show else " (-v lists them; --show-withheld names them)"
+    lines = [f"  withheld by the safety rules: {counts}{hint}"]
+    if verbose or show:
         for entry in entries:
             name = f"{entry['qid']} ({entry['label']})" if entry["label"] else entry["qid"]
-            lines.append(f"    {name} {entry['score']:.4f}: {entry['reason']}")
+            lines.append(f"    {name + ' ' if show else ''}{entry['score']:.4f}: {entry['reason']}")
     return lines
 
 

@@ -10,6 +10,7 @@ import click
 
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.safety_view import notice_lines, safety_doc
+from wikivel_bot.core.timestamps import parse_timestamp
 
 # The daemon saves a heartbeat every few seconds (``heartbeat_s`` in its state document); one
 # older than this many intervals (and at least NOT_RESPONDING_MIN_S) means it stopped without
@@ -133,7 +134,7 @@ def _parse_time(text: Any) -> Optional[datetime]:
     if not isinstance(text, str):
         return None
     try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        return parse_timestamp(text)
     except ValueError:
         return None
 

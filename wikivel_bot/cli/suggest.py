@@ -12,6 +12,7 @@ from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.liveeval import calibrated_option
 from wikivel_bot.cli.safety_view import notice_lines, safety_doc, withheld_entries, withheld_lines
 from wikivel_bot.config import LinkerSettings
+from wikivel_bot.core.evidence_view import shown_evidence
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import is_qid
 
@@ -35,7 +36,12 @@ from wikivel_bot.types import is_qid
 @click.option("--category", "categories", multiple=True, help="Category of a local file (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("-v", "--verbose", "verbose", count=True,
-              help="List each suggestion the safety rules withheld, with its reason.")
+              help="List each suggestion the safety rules withheld with its score and reason, "
+                   "without saying which item it was.")
+@click.option("--show-withheld", is_flag=True,
+              help="Name what the safety rules withheld (QID, label, score, reason) in the table "
+                   "and in --json: for an operator checking the rules in a local run. Without it "
+                   "only counts by rule are shown, as everywhere else.")
 @calibrated_option
 @click.pass_obj
 def suggest(
@@ -55,12 +61,16 @@ def suggest(
     categories: Tuple[str, ...],
     as_json: bool,
     verbose: int = 0,
+    show_withheld: bool = False,
     calibrated: Optional[str] = None,
 ) -> None:
     """Suggest depicts items for SOURCES: local image paths, File:Name.jpg, M-ids (M123),
     Commons URLs or pywikibot generator arguments. Prints rank, QID, label, description,
-    score and the ranking notes, and what the safety rules withheld (named people, sensitive
-    classes; -v lists each with its reason); nothing is queued or written. A source that gives no image
+    score, why (the file's own evidence for the item, e.g. "Category:Eiffel Tower → Q243",
+    or "image only") and the ranking notes, and how many suggestions the safety rules
+    withheld (named people, sensitive classes), by rule; --show-withheld names them (-v
+    lists each with its reason); --json gives each suggestion's evidence_kind and sources;
+    nothing is queued or written. A source that gives no image
     gets its own error line and the others are still linked; the exit code is 2 when a
     source was malformed, 1 when a file could not be used, 0 when all were linked."""
     for qid in depicts:
@@ -84,15 +94,14 @@ def suggest(
         calibration = filter_for(calibrated, lambda: label_set)
 
     from wikivel_bot.cli.suggest_inputs import Failed, iter_inputs
-    from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.backbone.decode_budget import pixel_batches
-    from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
+    from wikivel_bot.linker.link import Linked
 
-    images = obj.item_images(settings.name, progress=not as_json)
-    linker = create_linker(settings.name, settings, item_image_loader=images,
-                           cascade=obj.settings.cascade)
-    index = linker.attach(label_set, settings.cache_dir, progress=not as_json)
-    rules = rules_from_settings(settings, top_k, safety=obj.settings.safety)
+    # The daemon's builder, with this command's linker overrides and --top (evidence look-ups
+    # cached in memory: suggest has no queue database).
+    built = obj.ready_linker(progress=not as_json, settings=dataclasses.replace(obj.settings, linker=settings),
+                             label_set=label_set, top_k=top_k)
+    linker, index = built.linker, built.index
     verbose = max(verbose, obj.verbose)
     inputs = iter_inputs(sources, obj.settings, depicts=depicts, description=description, categories=categories)
     failed: List[Failed] = []
@@ -115,17 +124,17 @@ def suggest(
     # Decoded images are the memory: link in groups of bounded pixels, reading each group's
     # bytes only now, so 32 huge PNGs cost what one or two do.
     for group in pixel_batches(ready(), lambda item: item.pixels, max_count=max(1, linker.batch_size)):
-        outcomes = link_files(linker, [(item.media, item.load()) for item in group], rules=rules)
+        outcomes = built.link([(item.media, item.load()) for item in group])
         if calibration is not None:
             from wikivel_bot.liveeval.apply import filter_outcomes
 
             outcomes = filter_outcomes(outcomes, calibration)
         any_unlinked = any_unlinked or any(not isinstance(o, Linked) for o in outcomes)
         if as_json:
-            entries.extend(_file_entry(o, label_set) for o in outcomes)
+            entries.extend(_file_entry(o, label_set, show_withheld) for o in outcomes)
         else:
             for outcome in outcomes:
-                _print_outcome(outcome, withheld_lines(outcome, label_set, verbose)
+                _print_outcome(outcome, withheld_lines(outcome, label_set, verbose, show_withheld)
                                if hasattr(outcome, "candidates") else [])
         del group, outcomes
     if as_json:
@@ -146,26 +155,34 @@ def suggest(
         click.get_current_context().exit(1)
 
 
-def _file_entry(outcome: Any, label_set: Any) -> dict:
+def _file_entry(outcome: Any, label_set: Any, show_withheld: bool = False) -> dict:
     entry: dict = {"title": outcome.media.title}
     if hasattr(outcome, "candidates"):
         entry["ok"] = True
-        entry["candidates"] = [
-            {
-                "rank": c.rank, "qid": c.qid, "label": c.evidence.get("label", ""),
-                "description": c.evidence.get("description", ""), "score": c.score,
-                "notes": c.evidence.get("notes", []),
-                **({"alpha": c.alpha} if c.alpha is not None else {}),
-                **({"probability": c.probability} if c.probability is not None else {}),
-            }
-            for c in outcome.candidates
-        ]
-        entry["dropped"] = [{"qid": d.qid, "score": round(d.score, 6), "reason": d.reason} for d in outcome.ranking.dropped]
-        entry["withheld"] = withheld_entries(outcome, label_set)
+        entry["candidates"] = [_candidate_entry(c) for c in outcome.candidates]
+        # What a safety rule dropped is named only on request: the rest are ordinary drops.
+        entry["dropped"] = [{"qid": d.qid, "score": round(d.score, 6), "reason": d.reason}
+                            for d in outcome.ranking.dropped if show_withheld or not d.rule]
+        entry["withheld"] = outcome.ranking.withheld_by_rule()
+        if show_withheld:
+            entry["withheld_items"] = withheld_entries(outcome, label_set)
     else:
         entry["ok"] = False
         entry["reason"] = outcome.reason
     return entry
+
+
+def _candidate_entry(c: Any) -> dict:
+    shown = shown_evidence(c.evidence)
+    return {
+        "rank": c.rank, "qid": c.qid, "label": c.evidence.get("label", ""),
+        "description": c.evidence.get("description", ""), "score": c.score,
+        "notes": c.evidence.get("notes", []),
+        # Why: "image only" or the file's own evidence (its kind, the sources with their texts).
+        "why": shown.why(), **shown.as_json(),
+        **({"alpha": c.alpha} if c.alpha is not None else {}),
+        **({"probability": c.probability} if c.probability is not None else {}),
+    }
 
 
 def _as_json(description: Any, label_set: Any, index: Any, files: Sequence[dict]) -> dict:
@@ -201,13 +218,18 @@ def _print_outcome(outcome: Any, withheld: Sequence[str] = ()) -> None:
         for line in withheld:
             click.echo(line)
         return
-    click.echo(f"  {'rank':>4}  {'QID':<11} {'label':<24} {'description':<32} {'score':>7}  notes")
-    for c in outcome.candidates:
+    # The evidence texts are never cut (a reviewer checks them): the column is as wide as
+    # this file's longest.
+    whys = [shown_evidence(c.evidence).why() for c in outcome.candidates]
+    width = max(len("why"), *map(len, whys))
+    click.echo(f"  {'rank':>4}  {'QID':<11} {'label':<24} {'description':<32} {'score':>7}  {'why':<{width}}  notes")
+    for c, why in zip(outcome.candidates, whys):
         label = _cut(str(c.evidence.get("label", "")), 24)
         text = _cut(str(c.evidence.get("description", "")), 32)
         signals = format_signals(c.alpha, c.probability)  # cascade: P(match), image/text shares
         notes = "; ".join([signals] * bool(signals) + list(c.evidence.get("notes", [])))
-        click.echo(f"  {c.rank:>4}  {c.qid:<11} {label:<24} {text:<32} {c.score:>7.4f}  {notes}".rstrip())
+        click.echo(f"  {c.rank:>4}  {c.qid:<11} {label:<24} {text:<32} {c.score:>7.4f}  {why:<{width}}  {notes}"
+                   .rstrip())
     for line in withheld:
         click.echo(line)
 

@@ -48,11 +48,11 @@ def _local_path(source: str) -> Optional[Path]:
 
 
 def _is_commons(source: str) -> bool:
-    from wikivel_bot.commons.sources import is_mid
+    from wikivel_bot.types import is_mid
 
     text = source.strip()
     return (text.lower().startswith(FILE_PREFIXES + ("http://", "https://"))
-            or (text.startswith("-") and not text.startswith("--")) or is_mid(text))
+            or (text.startswith("-") and not text.startswith("--")) or is_mid(text, any_case=True))
 
 
 def iter_inputs(

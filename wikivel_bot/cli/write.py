@@ -50,7 +50,8 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
     """Write approved depicts statements to Commons, then exit (--follow keeps waiting).
     Before each edit the file and its structured data are read again: an item already
     present, a more specific item present, {{nobots}}, protection or deletion skips the pair
-    with a reason. Edits carry the approver, the tool version and a batch id (for `revert
+    with a reason, and so does an item the safety rules as configured now withhold (a pair
+    approved before a rule change: "withheld by the safety rules: ..."). Edits carry the approver, the tool version and a batch id (for `revert
     --batch`) in the summary, and use pywikibot's maxlag and put_throttle. Claimed pairs are
     leased: the lease is renewed while the run works and confirmed right before each edit,
     and whatever the run did not handle is released when it exits. Prints written / skipped
@@ -70,14 +71,15 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
     for dead, n in free_dead_local_claims(store).items():
         click.echo(f"released {n} claims of {dead} (that process is gone)", err=True)
 
-    from wikivel_bot.commons.items import ItemClient
+    from wikivel_bot.commons.site import open_items
     from wikivel_bot.labels import default_label_set
 
     site, repo = _open_site(obj)
-    lookup = w.hierarchy_lookup(default_label_set(settings.linker.labels_dir),
-                                ItemClient(repo, settings.site.languages))
-    writer = w.StatementWriter(site, w.new_batch_id(), lookup, repo=repo,
-                               tags=settings.write.tags, dry_run=dry)
+    label_set, items = default_label_set(settings.linker.labels_dir), open_items(settings.site, repo)
+    # The safety rules as configured now: a pair approved before a rule change is refused.
+    writer = w.StatementWriter(site, w.new_batch_id(), w.hierarchy_lookup(label_set, items), repo=repo,
+                               tags=settings.write.tags, dry_run=dry,
+                               safety=w.safety_check(settings.safety, label_set, items))
     counters = write_loop.WriteCounters(batch_id=writer.batch_id)
     worker = worker_name("write")
     size = batch_size or settings.write.batch_size

@@ -2,7 +2,7 @@
 
 Modules, one concept each::
 
-    site.py        open_site(settings.site) -> DataSite; open_repo(...) for items
+    site.py        open_site(settings.site) -> DataSite; open_repo(...) and open_items(...) for items
     api.py         raw Action API requests, continuation, error translation
     poller.py      UploadPoller: new uploads from the upload log in cursor-ended batches
     filters.py     the eligibility rules (pure): refuse_upload, refuse_fetched, unusable
@@ -12,11 +12,11 @@ Modules, one concept each::
     wikitext.py    description with language fallback; {{bots}}/{{nobots}} (pure)
     mediainfo.py   depicts and captions of a MediaInfo entity (pure)
     generators.py  file_pages(site, ["-cat:…"]), uploads_of(...), resolve_file(site, text)
-    items.py       ItemClient: Wikidata labels, descriptions, P18, P31/P279, LRU-cached
     sources.py     suggest_sources(...) for ``wikivel-bot suggest``
     outcomes.py    Unavailable / Ineligible / Deferred (pure)
     writer.py, revert.py, write_outcomes.py   the write stage (its own docs)
 
+Wikidata items are read by ``wikivel_bot.wikidata`` (a floor below, over plain HTTP).
 Importing this package is cheap; pywikibot is loaded by the modules that need it.
 """
 

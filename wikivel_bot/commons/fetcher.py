@@ -14,9 +14,9 @@ files are recorded with a reason here rather than crashing a linker batch later.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
-from wikivel_bot.commons import filters, mediainfo, wikitext
+from wikivel_bot.commons import evidence_refs, filters, mediainfo, wikitext
 from wikivel_bot.commons.files import FileEntry, query_files
 from wikivel_bot.commons.outcomes import Deferred, FetchOutcome, Ineligible, Unavailable
 from wikivel_bot.commons.thumbnails import (
@@ -25,6 +25,7 @@ from wikivel_bot.commons.thumbnails import (
     check_step,
 )
 from wikivel_bot.config import FetchSettings, PollSettings, SafetySettings, Settings
+from wikivel_bot.core.evidence import DEFAULT_IDENTIFIER_RULES, IdentifierRule
 from wikivel_bot.errors import ConfigError, FileUnavailable, UsageError
 from wikivel_bot.types import MediaFile
 
@@ -50,13 +51,8 @@ def fetch_media(
     :param batch_size: titles per request (≤ 50).
     :raises WikiError: the API failed. :raises UsageError: a non-standard width.
     """
-    check_step(thumb_width)
-    username = site.username()
-    return {
-        str(entry.key): media_or_reason(entry, languages, username)
-        for entry in query_files(site, titles=list(titles), thumb_width=thumb_width,
-                                 with_wikitext=True, batch_size=batch_size)
-    }
+    found = _fetch(site, {"titles": list(titles)}, thumb_width, languages, batch_size)
+    return {str(entry.key): media for entry, media in found}
 
 
 def fetch_media_by_ids(
@@ -69,13 +65,23 @@ def fetch_media_by_ids(
 ) -> Dict[int, Union[MediaFile, str]]:
     """:func:`fetch_media` by page id: a file that was moved keeps its id, a file deleted and
     uploaded again under the same name does not (its MediaInfo id changed too)."""
+    found = _fetch(site, {"page_ids": list(page_ids)}, thumb_width, languages, batch_size)
+    return {int(entry.key): media for entry, media in found}
+
+
+def _fetch(site: Any, which: Dict[str, Any], thumb_width: int, languages: Sequence[str],
+           batch_size: int) -> Iterator[Tuple[FileEntry, Union[MediaFile, str]]]:
+    """The body of both fetchers: ``which`` is ``query_files``' ``titles`` or ``page_ids``."""
     check_step(thumb_width)
     username = site.username()
-    return {
-        int(entry.key): media_or_reason(entry, languages, username)
-        for entry in query_files(site, page_ids=list(page_ids), thumb_width=thumb_width,
-                                 with_wikitext=True, batch_size=batch_size)
-    }
+    for entry in _entries(site, which, thumb_width, batch_size):
+        yield entry, media_or_reason(entry, languages, username)
+
+
+def _entries(site: Any, which: Dict[str, Any], thumb_width: int, batch_size: int) -> Iterator[FileEntry]:
+    """The one request shape of this module: ``which`` files (``titles`` or ``page_ids``) with
+    a thumbnail URL at ``thumb_width`` and what the rules read (wikitext, protection)."""
+    return query_files(site, **which, thumb_width=thumb_width, with_wikitext=True, batch_size=batch_size)
 
 
 def media_or_reason(
@@ -84,10 +90,13 @@ def media_or_reason(
     username: Optional[str] = None,
     max_pixels: int = 0,
     facts: Optional[filters.FileFacts] = None,
+    identifier_rules: Optional[Sequence[IdentifierRule]] = DEFAULT_IDENTIFIER_RULES,
 ) -> Union[MediaFile, str]:
     """A MediaFile from one file entry, or why there is nothing to link.
 
     :param facts: ``entry.facts(username)`` when the caller has it already.
+    :param identifier_rules: the identifier-template table for the evidence references
+        (``Settings.evidence.identifier_rules``); None reads no references (evidence off).
     """
     facts = facts or entry.facts(username)
     why = filters.unusable(facts, max_pixels)
@@ -110,6 +119,7 @@ def media_or_reason(
         revid=entry.revid,
         protected=any(level not in filters.HARMLESS_PROTECTION for level in facts.protection_levels),
         bots_allowed=facts.bots_allowed,
+        references=() if identifier_rules is None else evidence_refs.references(entry.text, identifier_rules),
     )
 
 
@@ -124,6 +134,7 @@ class Fetcher:
     :param thumbnails: downloads each thumbnail once to prove it decodes; None skips that.
     :param max_pixels: decompression-bomb limit on the original's size.
     :param skip_templates: opt-out templates (``Settings.safety.skip_templates``).
+    :param identifier_rules: ``Settings.evidence.identifier_rules``; None when evidence is off.
     """
 
     site: Any
@@ -133,6 +144,8 @@ class Fetcher:
     thumbnails: Optional[ThumbnailClient] = None
     max_pixels: int = DEFAULT_MAX_PIXELS
     skip_templates: Tuple[str, ...] = SafetySettings().skip_templates
+    # The evidence references' identifier table; None = evidence off (no references read).
+    identifier_rules: Optional[Tuple[IdentifierRule, ...]] = DEFAULT_IDENTIFIER_RULES
 
     def __post_init__(self) -> None:
         try:
@@ -145,7 +158,8 @@ class Fetcher:
         """A fetcher with the settings' sections (and a thumbnail client built from them)."""
         client = thumbnails or ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
         return cls(site, settings.fetch, settings.poll, tuple(settings.site.languages), client,
-                   skip_templates=tuple(settings.safety.skip_templates))
+                   skip_templates=tuple(settings.safety.skip_templates),
+                   identifier_rules=settings.evidence.identifier_rules if settings.evidence.enabled else None)
 
     @property
     def batch_size(self) -> int:
@@ -157,19 +171,13 @@ class Fetcher:
 
         :raises WikiError: the API failed (no outcome is known then).
         """
-        entries = query_files(
-            self.site, page_ids=list(page_ids), thumb_width=self.fetch_settings.thumb_width,
-            with_wikitext=True, batch_size=self.batch_size,
-        )
+        entries = _entries(self.site, {"page_ids": list(page_ids)}, self.fetch_settings.thumb_width, self.batch_size)
         return {int(key): outcome for key, outcome in self.outcomes(entries).items()}
 
     def query(self, titles: Sequence[str]) -> Iterable[FileEntry]:
         """File entries for ``titles`` with everything :meth:`outcomes` needs (the backfill
         asks by title; one request per :attr:`batch_size` titles)."""
-        return query_files(
-            self.site, titles=list(titles), thumb_width=self.fetch_settings.thumb_width,
-            with_wikitext=True, batch_size=self.batch_size,
-        )
+        return _entries(self.site, {"titles": list(titles)}, self.fetch_settings.thumb_width, self.batch_size)
 
     def outcomes(self, entries: Iterable[FileEntry]) -> Dict[Any, FetchOutcome]:
         """{entry key: outcome} for entries from ``query_files(..., with_wikitext=True)``
@@ -180,7 +188,7 @@ class Fetcher:
         for entry in entries:
             key = entry.key
             facts = entry.facts(username)
-            media = media_or_reason(entry, self.languages, username, self.max_pixels, facts)
+            media = media_or_reason(entry, self.languages, username, self.max_pixels, facts, self.identifier_rules)
             if isinstance(media, str):
                 outcomes[key] = Unavailable(media)
                 continue

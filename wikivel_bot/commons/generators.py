@@ -18,7 +18,7 @@ from pywikibot import pagegenerators
 
 from wikivel_bot.commons import api
 from wikivel_bot.commons.files import FileEntry, query_files
-from wikivel_bot.commons.poller import parse_timestamp
+from wikivel_bot.core.timestamps import parse_timestamp
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import Upload
 

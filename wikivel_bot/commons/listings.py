@@ -7,10 +7,11 @@ arrive, so a category of a million files never sits in memory as a whole.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Set
+from datetime import datetime
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from wikivel_bot.commons import api
+from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.errors import UsageError
 
 FILE_NS = 6
@@ -56,6 +57,30 @@ def category_files(site: Any, name: str, depth: int = 0) -> Iterator[str]:
         level = below
 
 
+def category_exists(site: Any, name: str) -> Tuple[bool, str]:
+    """Whether a category exists, and its title as the wiki spells it (``Category:Name``).
+
+    A category exists when it has a page or any member (Commons has categories with
+    members but no page).
+
+    :raises UsageError: an empty name. :raises WikiError: the API failed.
+    """
+    title = name.strip()
+    if title.lower().startswith("category:"):
+        title = title.split(":", 1)[1].strip()
+    if not title:
+        raise UsageError(f"--category {name!r}: a category name is needed")
+    data = api.request(site, f"looking up Category:{title}", action="query", titles=f"Category:{title}",
+                       prop="info|categoryinfo")
+    pages = data.get("query", {}).get("pages") or [{}]
+    page = pages[0] if isinstance(pages, list) else next(iter(pages.values()), {})
+    shown = str(page.get("title") or f"Category:{title}")
+    if page.get("invalid"):
+        return False, shown
+    members = int((page.get("categoryinfo") or {}).get("size", 0))
+    return not page.get("missing") or members > 0, shown
+
+
 def files_uploaded_between(site: Any, since: Optional[datetime], until: Optional[datetime]) -> Iterator[str]:
     """``File:`` titles of files whose current version was uploaded in [since, until],
     oldest first (``list=allimages`` sorted by timestamp).
@@ -63,13 +88,13 @@ def files_uploaded_between(site: Any, since: Optional[datetime], until: Optional
     :raises UsageError: ``since`` after ``until``. :raises WikiError: the API failed.
     """
     if since is not None and until is not None and since > until:
-        raise UsageError(f"--since {_mw(since)} is after --until {_mw(until)}")
+        raise UsageError(f"--since {format_timestamp(since)} is after --until {format_timestamp(until)}")
     params: Dict[str, Any] = {"aisort": "timestamp", "aidir": "newer", "aiprop": "timestamp",
                               "ailimit": "max"}
     if since is not None:
-        params["aistart"] = _mw(since)
+        params["aistart"] = format_timestamp(since)
     if until is not None:
-        params["aiend"] = _mw(until)
+        params["aiend"] = format_timestamp(until)
     for image in _list(site, "listing uploads by time", "allimages", **params):
         yield "File:" + image["name"].replace("_", " ") if "title" not in image else image["title"]
 
@@ -82,9 +107,3 @@ def _list(site: Any, what: str, module: str, **params: Any) -> Iterator[Mapping[
         if "continue" not in data:
             return
         cont = data["continue"]
-
-
-def _mw(when: datetime) -> str:
-    if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -23,6 +23,7 @@ from wikivel_bot.commons import api
 from wikivel_bot.commons.files import query_files
 from wikivel_bot.commons.filters import FileFacts, refuse_upload
 from wikivel_bot.config import PollSettings
+from wikivel_bot.core.timestamps import format_timestamp, parse_timestamp
 from wikivel_bot.types import Cursor, Upload
 
 
@@ -77,7 +78,7 @@ class UploadPoller:
             "list": "logevents",
             "leprop": ["ids", "title", "type", "user", "timestamp", "details"],
             "ledir": "newer",
-            "lestart": _iso(start.timestamp),
+            "lestart": format_timestamp(start.timestamp),
             "lelimit": max(1, min(self.settings.batch_size, 5000)),
         }
         params.update(self._action_filter())
@@ -167,15 +168,6 @@ def _after(event: Dict[str, Any], start: Cursor) -> bool:
     return (parse_timestamp(event["timestamp"]), int(event.get("logid") or 0)) > (start.timestamp, start.log_id)
 
 
-def parse_timestamp(text: str) -> datetime:
-    """MediaWiki's ``2024-05-01T08:00:00Z`` as an aware UTC datetime."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
-
-
 def _utc(value: datetime) -> datetime:
     """Naive datetimes (as the queue stores them) are UTC."""
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
-
-
-def _iso(value: datetime) -> str:
-    return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -27,11 +27,11 @@ import requests
 from pywikibot import config as pwb_config
 from pywikibot import family as pwb_family
 
-from wikivel_bot import __version__
 from wikivel_bot.commons.api import translated_errors
-from wikivel_bot.commons.thumbnails import user_agent
 from wikivel_bot.config import SiteSettings
 from wikivel_bot.errors import ConfigError, WikiError
+from wikivel_bot.wikidata.agent import TOOL, tool_product, user_agent
+from wikivel_bot.wikidata.client import WikidataClient
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,20 @@ def open_repo(settings: SiteSettings, site: Any) -> Any:
     if repo is None:
         raise WikiError(f"{site} has no Wikibase repository; give --wikidata-api-url")
     return repo
+
+
+def repo_api_url(repo: Any) -> str:
+    """The api.php URL of a pywikibot site (the items repository from :func:`open_repo`)."""
+    return str(repo.base_url(repo.apipath()))
+
+
+def open_items(settings: SiteSettings, repo: Any) -> WikidataClient:
+    """The Wikidata client for the items of ``repo`` (from :func:`open_repo`): the same
+    repository pywikibot writes to, read over plain HTTP with the operator's User-Agent.
+
+    :param settings: ``Settings.site``: languages and operator contact.
+    """
+    return WikidataClient(repo_api_url(repo), languages=settings.languages, contact=settings.operator_contact)
 
 
 def family_for_url(api_url: str, items_from: Optional[Tuple[str, str]] = None) -> Tuple[Any, str]:
@@ -234,11 +248,12 @@ def _operator_families_first(names: List[str]) -> List[str]:
 
 def _configure_user_agent(contact: str) -> None:
     """Name wikivel-bot and the operator in pywikibot's User-Agent (``script_comments``)."""
-    ours = f"wikivel-bot/{__version__}"
+    # pywikibot builds the header itself (its own format); we give it the tool and contact.
+    ours = tool_product()
     if contact:
         ours += f"; {contact}"
     current = pwb_config.user_agent_description or ""
-    if current.startswith("wikivel-bot/"):
+    if current.startswith(f"{TOOL}/"):
         current = ""  # ours from an earlier call in this process
     pwb_config.user_agent_description = f"{ours}; {current}" if current else ours
 

@@ -24,7 +24,7 @@ from wikivel_bot.commons.thumbnails import ThumbnailClient
 from wikivel_bot.config import Settings
 from wikivel_bot.core.titles import FILE_PREFIXES, check_file_title
 from wikivel_bot.errors import FileUnavailable, UsageError, WikiError, WikivelError
-from wikivel_bot.types import MediaFile, page_id_of
+from wikivel_bot.types import MediaFile, is_mid, page_id_of
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +39,6 @@ class SourceFailed:
 
 
 SourceResult = Union[Tuple[MediaFile, bytes], SourceFailed]
-
-
-def is_mid(text: str) -> bool:
-    """``M123``: a MediaInfo id (the file's page id after the M)."""
-    return len(text) > 1 and text[0] in "Mm" and text[1:].isascii() and text[1:].isdigit()
 
 
 def iter_sources(
@@ -118,7 +113,7 @@ def suggest_sources(
 def _key_of(site: Any, text: str) -> Union[str, int, SourceFailed]:
     """The title or page id a named source stands for, or why it names none."""
     try:
-        if is_mid(text.strip()):
+        if is_mid(text.strip(), any_case=True):
             try:
                 return page_id_of(text.strip().upper())
             except ValueError as exc:

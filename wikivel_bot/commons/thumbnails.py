@@ -8,7 +8,8 @@ contact, back off on 429 and honour ``Retry-After``. Enforced here for every dow
 * a semaphore *and* a blocking connection pool of ``max_connections`` (one alone is not
   enough: the pool bounds sockets, the semaphore bounds requests in flight);
 * timeouts; retries with exponential backoff for timeouts, connection errors, 5xx and 429
-  (``Retry-After`` wins over the backoff, capped at ``max_wait_s``);
+  (``Retry-After`` wins over the backoff, capped at ``max_wait_s``: the bot's one
+  :class:`~wikivel_bot.wikidata.retry.RetryPolicy` and ``Retry-After`` parser);
 * a byte limit (``Content-Length`` checked first, the stream cut off past the limit);
 * a decompression-bomb guard: the header's pixel count is checked before anything is
   decoded, then the whole image is decoded once, so a truncated or corrupt file fails here
@@ -27,18 +28,17 @@ import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import Callable, Dict, Optional, Sequence, Union
 from urllib.parse import unquote, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
 
-from wikivel_bot import __version__
 from wikivel_bot.commons import filters
 from wikivel_bot.config import FetchSettings
 from wikivel_bot.errors import FileUnavailable, UsageError, WikiError
+from wikivel_bot.wikidata.agent import user_agent
+from wikivel_bot.wikidata.retry import RetryPolicy, retry_after_seconds
 
 THUMB_STEPS = (20, 40, 60, 120, 250, 330, 500, 960, 1280, 1920, 3840)
 # The width in a thumbnail's file name: 330px-X.jpg, lossy-page1-330px-X.tif.jpg, 330px--X.webm.jpg
@@ -46,15 +46,6 @@ _WIDTH = re.compile(r"^(?:lossy-)?(?:page\d+-)?(\d+)px-")
 # Bodies of Wikimedia's thumbnail errors: the file cannot be rendered, retrying will not help.
 _RENDER_ERROR = re.compile(r"error (?:generating|creating) thumbnail", re.IGNORECASE)
 DEFAULT_MAX_PIXELS = 50_000_000
-
-
-def user_agent(contact: str = "") -> str:
-    """The User-Agent of wikivel-bot's own HTTP requests (media downloads, the site check).
-
-    :param contact: how to reach the operator (a user page URL or an e-mail address).
-    """
-    who = contact or "operator contact not configured"
-    return f"wikivel-bot/{__version__} ({who}) python-requests/{requests.__version__}"
 
 
 def thumb_width(url: str) -> Optional[int]:
@@ -110,7 +101,7 @@ class ThumbnailClient:
         self.max_pixels = max_pixels
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
-        self._sleep = sleep
+        self.policy = RetryPolicy(attempts=self.retries + 1, backoff_s=backoff_s, max_wait_s=max_wait_s, sleep=sleep)
         self._slots = threading.BoundedSemaphore(self.max_connections)
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent(contact)
@@ -195,6 +186,8 @@ class ThumbnailClient:
     def _download(self, url: str) -> bytes:
         attempt = 0
         while True:
+            # Our own loop, not pywikibot's or urllib3's retries: those wait inside the request,
+            # holding one of the media host's two slots; here the slot is freed before sleeping.
             try:
                 with self._slots:
                     outcome = self._attempt(url)
@@ -204,10 +197,7 @@ class ThumbnailClient:
                 return outcome
             if attempt >= self.retries:
                 raise WikiError(f"{url}: still failing after {attempt + 1} attempts: {outcome.why}")
-            wait = self.backoff_s * (2 ** attempt)
-            if outcome.retry_after is not None:
-                wait = outcome.retry_after
-            self._sleep(min(max(wait, 0.0), self.max_wait_s))
+            self.policy.pause(attempt, outcome.retry_after)
             attempt += 1
 
     def _attempt(self, url: str) -> Union[bytes, "_Transient"]:
@@ -215,7 +205,8 @@ class ThumbnailClient:
         with self.session.get(url, stream=True, timeout=timeout) as response:
             status = response.status_code
             if status == 429:
-                return _Transient("HTTP 429 (rate limited)", _retry_after(response.headers.get("Retry-After")))
+                return _Transient("HTTP 429 (rate limited)",
+                                  retry_after_seconds(response.headers.get("Retry-After"), self.max_wait_s))
             if status in (404, 410):
                 raise FileUnavailable(filters.reason(filters.NO_THUMBNAIL, f"HTTP {status} for {url}"))
             if status >= 500:
@@ -223,7 +214,8 @@ class ThumbnailClient:
                 if _RENDER_ERROR.search(text):
                     first = " ".join(text.split())[:200]
                     raise FileUnavailable(filters.reason(filters.CORRUPT, f"the server cannot render it: {first}"))
-                return _Transient(f"HTTP {status}", _retry_after(response.headers.get("Retry-After")))
+                return _Transient(f"HTTP {status}",
+                                  retry_after_seconds(response.headers.get("Retry-After"), self.max_wait_s))
             if status != 200:
                 raise FileUnavailable(filters.reason(filters.NO_THUMBNAIL, f"HTTP {status} for {url}"))
             declared = int(response.headers.get("Content-Length") or 0)
@@ -246,18 +238,3 @@ class _Transient:
         self.why = why
         self.retry_after = retry_after
 
-
-def _retry_after(value: Optional[str]) -> Optional[float]:
-    """``Retry-After`` as seconds: a number, or an HTTP date; None when absent or garbled."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())

@@ -14,11 +14,14 @@ while the fetcher already holds the wikitext of 50 pages from one request.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 import mwparserfromhell
 from mwparserfromhell.nodes import Template
 from mwparserfromhell.wikicode import Wikicode
+
+from wikivel_bot.core.evidence import template_key
+from wikivel_bot.core.titles import page_name
 
 # Templates whose ``description`` parameter is the file description on Commons.
 DESCRIPTION_TEMPLATES = frozenset(
@@ -36,11 +39,9 @@ UNTAGGED = ""
 
 
 def template_name(template: Template) -> str:
-    """A template's name as MediaWiki compares it: trimmed, ``_`` as space, lower case."""
-    name = str(template.name).strip().replace("_", " ")
-    if name.lower().startswith("template:"):
-        name = name[len("template:"):]
-    return _SPACES.sub(" ", name).lower()
+    """A template's name as MediaWiki compares it: trimmed, ``_`` as space, lower case
+    (:func:`wikivel_bot.core.evidence.template_key`, which the identifier table uses too)."""
+    return template_key(str(template.name))
 
 
 def _clean(code: Wikicode) -> str:
@@ -192,7 +193,4 @@ def normalise_name(name: str, prefix: str = "") -> str:
 
     :param prefix: a namespace prefix to drop, e.g. ``Category:`` or ``User:``.
     """
-    name = _SPACES.sub(" ", name.replace("_", " ")).strip()
-    if prefix and name.lower().startswith(prefix.lower()):
-        name = name[len(prefix):].strip()
-    return name[:1].upper() + name[1:]
+    return page_name(name, (prefix,))

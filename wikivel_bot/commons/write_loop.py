@@ -20,7 +20,7 @@ from typing import Any, Callable, List, Optional, Protocol, Sequence
 from wikivel_bot.commons.writer import Outcome, StatementWriter
 from wikivel_bot.errors import LeaseLost
 from wikivel_bot.events import event
-from wikivel_bot.types import ApprovedEdit, CandidateState, DryRun, Skipped, Written
+from wikivel_bot.types import QID_REGEX, ApprovedEdit, CandidateState, DryRun, Skipped, Written
 
 __all__ = ["LeaseKeeper", "WriteCounters", "WriteQueue", "reason_kind", "write_approved"]
 
@@ -69,7 +69,8 @@ class LeaseKeeper:
                 event("write", "lease-renewal-failed", error=" ".join(str(exc).split())[:200])
 
 
-_QID = re.compile(r"\bQ\d+\b")
+# Item ids inside a reason (types' one rule), blanked so that reasons of a kind count together.
+_QID = re.compile(rf"\b{QID_REGEX}\b", re.ASCII)
 
 
 def reason_kind(reason: str) -> str:

@@ -6,6 +6,9 @@ One approved (file, item) pair at a time, :class:`StatementWriter` does::
                  MediaInfo entity (statements, fresh revision id for baserevid)
     plan         core.edit_rules.plan_edit: skip when present, a more specific item is
                  present, opted out, protected or deleted
+    re-check     the current safety rules (``safety``): a pair approved before a rule
+                 change whose item the rules now withhold is skipped with the rule's reason
+                 (``withheld by the safety rules: ...``), recorded and audited like any skip
     write        MediaInfo.addClaim(P180 → item, preferred rank for "prominent") with
                  baserevid, bot=True, the summary (approver, version, batch) and change tags
 
@@ -41,6 +44,9 @@ from wikivel_bot import __version__
 from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of, parse_entity
 from wikivel_bot.commons.write_outcomes import WriteStopped, failure_for
 from wikivel_bot.core.edit_rules import MAX_HOPS, AncestorLookup, edit_summary, plan_edit
+from wikivel_bot.core.item_view import fetched_items
+from wikivel_bot.core.evidence_view import shown_evidence
+from wikivel_bot.core.safety import ItemCheck, item_check, rules_from
 from wikivel_bot.errors import LeaseLost, WikiError
 from wikivel_bot.types import ApprovedEdit, DryRun, Failed, MediaFile, Skipped, Written
 
@@ -48,12 +54,13 @@ Outcome = Union[Written, Skipped, Failed, DryRun]
 
 # Page revisions searched for this bot's own lost write (see _recover).
 RECOVERY_DEPTH = 50
-# Edit protection level -> the right that lets an account edit anyway (MediaWiki's aliases).
-PROTECTION_RIGHTS = {"sysop": "editprotected", "autoconfirmed": "editsemiprotected"}
+# The reason's first words when the current safety rules refuse an approved pair (the
+# write counters group skips by them).
+WITHHELD = "withheld by the safety rules"
 
 __all__ = [
     "StatementWriter", "WriteRefused", "WriteStopped", "enable_dry_run", "guard_simulate", "hierarchy_lookup",
-    "new_batch_id",
+    "new_batch_id", "safety_check",
 ]
 
 # "(wikivel-bot 0.1.0, batch b-20240502090000-fa17)" at the end of every summary.
@@ -120,11 +127,14 @@ class StatementWriter:
     :param dry_run: simulate every write (switches pywikibot's ``simulate`` on).
     :param version: the tool version named in summaries.
     :param max_hops: how far below the approved item a present item counts as more specific.
+    :param safety: the current safety rules as one check (``core.safety.item_check`` with
+        the label set and Wikidata for other items); None checks nothing.
     """
 
     def __init__(self, site: Any, batch_id: str, ancestors_of: AncestorLookup, *,
                  repo: Any = None, tags: Sequence[str] = (), dry_run: bool = False,
-                 version: str = __version__, max_hops: int = MAX_HOPS) -> None:
+                 version: str = __version__, max_hops: int = MAX_HOPS,
+                 safety: Optional[ItemCheck] = None) -> None:
         if dry_run:
             enable_dry_run()
         self.site = site
@@ -135,6 +145,7 @@ class StatementWriter:
         self.dry_run = dry_run
         self.version = version
         self.max_hops = max_hops
+        self.safety = safety
 
     def write(self, edit: ApprovedEdit, still_ours: Optional[Callable[[], bool]] = None) -> Outcome:
         """Re-read the file, then add ``P180 = edit.qid`` unless the rules say skip.
@@ -161,6 +172,11 @@ class StatementWriter:
                     if recovered is not None:
                         return recovered
                 return Skipped(str(plan.reason))
+            # After the re-read: a statement an earlier attempt wrote before a rule change is
+            # recovered above (the audit trail and `revert` must know it), not refused.
+            refusal = self._refusal(edit, now)
+            if refusal:
+                return Skipped(refusal)
             if still_ours is not None and not still_ours():
                 raise LeaseLost(f"{edit.mid} {edit.qid}: another writer holds it now")
             return self._add(edit, now)
@@ -183,6 +199,17 @@ class StatementWriter:
 
     # -- steps ---------------------------------------------------------------------------
 
+    def _refusal(self, edit: ApprovedEdit, now: _Now) -> str:
+        """Why the current safety rules refuse the pair ("" when they allow it): the item
+        may have been approved before the rules changed. The evidence is what the candidate
+        row stored when it was suggested (a category, link or identifier that ties the file
+        to a person allows it, as then; a pair without evidence never unlocks one)."""
+        if self.safety is None:
+            return ""
+        # Unreadable stored sources are left out (shown_evidence): the safe side.
+        verdict = self.safety(edit.qid, shown_evidence({"sources": list(edit.evidence)}).sources)
+        return f"{WITHHELD}: {verdict.reason}" if verdict.withheld else ""
+
     def _login(self) -> None:
         if not self.site.logged_in():
             self.site.login()
@@ -204,17 +231,12 @@ class StatementWriter:
             page_id=edit.page_id, title=page.title(),
             depicts=depicts_of({"statements": {DEPICTS: statements}}),
             revid=int(mediainfo.latest_revision_id or 0),
-            protected=self._protected(page),
+            # pywikibot maps the edit protection level to the right that passes it.
+            protected=not page.has_permission("edit"),
             # FilePage's check: the entity's own botMayEdit() always says yes.
             bots_allowed=page.botMayEdit(),
         )
         return _Now(exists=True, media=media, mediainfo=mediainfo)
-
-    def _protected(self, page: Any) -> bool:
-        level = (page.protection().get("edit") or (None,))[0]
-        if not level:
-            return False
-        return not self.site.has_right(PROTECTION_RIGHTS.get(level, level))
 
     def _add(self, edit: ApprovedEdit, now: _Now) -> Outcome:
         import pywikibot
@@ -291,7 +313,7 @@ def hierarchy_lookup(label_set: Any, items: Any = None, max_hops: int = MAX_HOPS
 
     :param label_set: anything with ``ancestors(qid, max_hops)`` and ``qid in label_set``
         (``wikivel_bot.labels.LabelSet``); None to use Wikidata only.
-    :param items: a ``commons.items.ItemClient`` for items outside the label set (their
+    :param items: a ``wikidata.client.WikidataClient`` for items outside the label set (their
         P31/P279 are walked up to ``max_hops``); None to treat them as having no ancestors.
     """
 
@@ -314,3 +336,15 @@ def hierarchy_lookup(label_set: Any, items: Any = None, max_hops: int = MAX_HOPS
         return found
 
     return ancestors_of
+
+
+def safety_check(safety: Any, label_set: Any, items: Any = None) -> ItemCheck:
+    """The writer's re-check of an approved pair against the current safety rules.
+
+    :param safety: ``Settings.safety`` (the rules as configured now, not when the pair was
+        suggested).
+    :param label_set: the items it keeps are checked against it (its whole P31/P279 graph).
+    :param items: a ``wikidata.client.WikidataClient`` (``get``) for the other items, walked
+        up to the top of the graph (``core.item_view``); None lets them pass.
+    """
+    return item_check(rules_from(safety), label_set, fetched_items(items.get) if items is not None else None)

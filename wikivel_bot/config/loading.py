@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from wikivel_bot.config.sections import Settings
+from wikivel_bot.core.evidence import IdentifierRule, rules_from_table
 from wikivel_bot.core.secrets import redact_secrets
 from wikivel_bot.errors import ConfigError
 
@@ -126,6 +127,7 @@ NUMERIC_RULES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "backfill.toolforge_connections": _between(1, 256),
     "backfill.batch_size": _between(1, 50),
     "backfill.actors": _between(0, 1024),
+    "evidence.cache_days": _between(0, 3650),
 }
 
 
@@ -196,7 +198,11 @@ def _coerce(cls: type, section: str, key: str, value: Any, source: str) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"{where} must be a string, not {value!r}")
         return value
-    # Tuple[str, ...]: the only container type settings use.
+    if _holds_rules(kind):
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list of tables, not {value!r}")
+        return rules_from_table(value, where)
+    # Tuple[str, ...]: the only other container type settings use.
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where} must be a list of strings, not {value!r}")
     return tuple(value)
@@ -225,7 +231,22 @@ def _coerce_env(cls: type, section: str, key: str, text: str, name: str) -> Any:
             raise ConfigError(f"{where} must be a number, not {text!r}") from None
     if kind is str:
         return text
-    return tuple(part.strip() for part in text.split(",") if part.strip())
+    parts = tuple(part.strip() for part in text.split(",") if part.strip())
+    if _holds_rules(kind):
+        # "Template|parameter|Pnnn" per row: "|" cannot occur in a template's name.
+        rows = []
+        for part in parts:
+            fields = [f.strip() for f in part.split("|")]
+            if len(fields) != 3:
+                raise ConfigError(f"{where}: {part!r} must be template|parameter|property (like Rijksmonument|1|P359)")
+            rows.append(dict(zip(("template", "parameter", "property"), fields)))
+        return rules_from_table(rows, f"{where}: {section}.{key}")
+    return parts
+
+
+def _holds_rules(kind: Any) -> bool:
+    """Whether a field's type is ``Tuple[IdentifierRule, ...]`` (``evidence.identifier_templates``)."""
+    return typing.get_origin(kind) is tuple and typing.get_args(kind)[:1] == (IdentifierRule,)
 
 
 def settings_as_toml(settings: Settings) -> str:
@@ -247,5 +268,7 @@ def _toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, (tuple, list)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # a row of evidence.identifier_templates: an inline table
+        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
     escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'

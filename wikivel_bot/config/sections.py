@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Tuple
 
+from wikivel_bot.core.evidence import IdentifierRule, merged_rules, rules_from_table
 from wikivel_bot.errors import ConfigError
 from wikivel_bot.types import is_qid
 
@@ -138,6 +139,10 @@ class LinkerSettings:
     # best.pt of `train --variant cascade`). Every suggestion then carries its calibrated
     # match probability, which `calibrate --on probability` thresholds. Empty = none.
     verifier: str = ""
+    # The evidence model (`wikivel-bot train evidence`, a JSON checkpoint): each suggestion's
+    # probability combines its image score with the file's own evidence (docs/evidence.md),
+    # and the suggestions are ranked by it. Empty = none: probabilities as the linker gives them.
+    evidence_model: str = ""
 
 
 @dataclass(frozen=True)
@@ -146,9 +151,11 @@ class CascadeSettings:
     # First-stage candidates the pair model re-ranks per file (seed 004 re-ranks a top slice).
     candidates: int = 50
     # File-text tokens the pair model reads when it is trained (a trained checkpoint keeps its
-    # own). The text tower's cost grows with them: at 32 a file's text costs about 28 % of
-    # ViT-B-32's image tower, which alone would use up the cascade's +30 % budget; 24 keeps the
-    # cleaned file name and the start of the description (docs/cascade.md, "Precision and cost").
+    # own). 24 holds a real-looking file's name and two categories (they come before the
+    # description); on synthetic data no longer cut ranked better beyond the seeds' noise
+    # (bench/cascade_text.py), and the text tower's cost grows with the length: at 32 a file's
+    # text costs about 28 % of ViT-B-32's image tower, at 24 about 21 % (docs/cascade.md,
+    # "File text: order and budget").
     text_tokens: int = 24
     # First stage when no cascade checkpoint names one (an untrained cascade ranks like it).
     first_stage: str = "naive-mlp"
@@ -191,14 +198,16 @@ class DaemonSettings:
 
 @dataclass(frozen=True)
 class SafetySettings:
-    # Never suggest a named person (an instance of human, Q5, or of person_classes) from the
-    # image alone; only when the file's own text names them. false only with the
-    # community's consent: suggest and status say so while it is off.
+    # Never suggest a named person (an instance of human, Q5, or of person_classes, or an
+    # item without P31 that has P21/P569/P570/P106) from the image alone; only when the
+    # file's own evidence ties it to that item (a linked category, a description link, an
+    # identifier: docs/evidence.md), never for a word of its name in the text. false only
+    # with the community's consent: suggest and status say so while it is off.
     withhold_people: bool = True
     # Instances of these classes are people too (e.g. Q15632617 fictional human).
     person_classes: Tuple[str, ...] = ("Q5",)
-    # Items under these classes (1-3 hops of P31/P279, subclasses included) are withheld
-    # unless the file's text names them; [] switches the rule off. Default: ethnic group,
+    # Items under these classes (anywhere in the P31/P279 closure, no hop ceiling) are
+    # withheld unless the file's evidence ties it to them; [] switches the rule off. Default: ethnic group,
     # religion, religious denomination, sexual orientation, gender identity, disease,
     # mental disorder, disability, political ideology, political party, trade union
     # (docs/operator.md).
@@ -217,6 +226,35 @@ class SafetySettings:
             for value in getattr(self, key):
                 if not is_qid(value):
                     raise ConfigError(f"safety.{key}: {value!r} is not a Wikidata item id (like Q5)")
+
+
+@dataclass(frozen=True)
+class EvidenceSettings:
+    """Commons' own evidence (docs/evidence.md): categories, description links and identifier
+    templates that name items, resolved through Commons and Wikidata."""
+
+    # Read and resolve the evidence; false = suggestions from the image alone.
+    enabled: bool = True
+    # Identifier templates added to the shipped table (Rijksmonument → P359, Mérimée → P380,
+    # ...); a row for a template already there replaces it. Rows are tables:
+    # {template = "Rijksmonument", parameter = "1", property = "P359"} (parameter "1" = the
+    # first unnamed one). As a variable: "Template|parameter|Pnnn,Template2|1|Pmmm".
+    identifier_templates: Tuple[IdentifierRule, ...] = ()
+    # Days a resolved category, link or identifier (or "no item") is kept in the queue
+    # database before it is asked again.
+    cache_days: int = 30
+    # An unlinked category named exactly like one item's label or alias counts as (weaker)
+    # evidence for it.
+    category_label_match: bool = True
+
+    def __post_init__(self) -> None:
+        # Rows built in code are checked like rows read from a file.
+        rules_from_table(self.identifier_templates, "evidence.identifier_templates")
+
+    @property
+    def identifier_rules(self) -> Tuple[IdentifierRule, ...]:
+        """The shipped table with :attr:`identifier_templates` added."""
+        return merged_rules(self.identifier_templates)
 
 
 @dataclass(frozen=True)
@@ -293,6 +331,7 @@ class Settings:
     write: WriteSettings = field(default_factory=WriteSettings)
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     safety: SafetySettings = field(default_factory=SafetySettings)
+    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
     web: WebSettings = field(default_factory=WebSettings)
     backfill: BackfillSettings = field(default_factory=BackfillSettings)
     # Where the settings came from, for `status` and error messages.

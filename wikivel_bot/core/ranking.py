@@ -10,12 +10,15 @@ they are applied (each drop records its reason):
 3. never propose an item on the operator's blocklist;
 4. drop scores below the item's own threshold, else the global one;
 4a. withhold what the safety rules (``core/safety.py``) withhold: named people and items
-   of sensitive classes unless the file's text names them, blocked classes always; an item
-   the text names carries the note "named in the file's text";
+   of sensitive classes unless the file's evidence ties the file to them, blocked classes
+   always; an item so tied carries the note "tied to the file by its evidence: …";
 5. when an item and one of its ancestors both survive, keep the specific one unless the
    ancestor scores clearly higher (by at least ``ancestor_margin``); the loser is dropped
-   and the winner carries a note naming it;
-6. keep the ``top_k`` best.
+   and the winner carries a note naming it. An item the file's own evidence names
+   (``core.evidence``: a linked category, a description link, an identifier) replaces a
+   more general candidate whatever their scores: the file says which instance it shows;
+6. keep the ``top_k`` best of the candidates the image alone proposed; the items the file's
+   evidence names are kept besides them (a file names a handful), in score order.
 """
 
 from __future__ import annotations
@@ -30,12 +33,15 @@ from typing import (
     List,
     Mapping,
     Optional,
+    Sequence,
     Tuple,
     cast,
 )
 
+from wikivel_bot.core.classes import SafetyUnchecked
+from wikivel_bot.core.evidence import EvidenceLike, Evidence
 from wikivel_bot.core.labelset import LabelSetView
-from wikivel_bot.core.safety import FileText, SafetyRules, check_item
+from wikivel_bot.core.safety import UNCHECKED, SafetyRules, Verdict, check_item
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,9 @@ def describe_item(labels: LabelSetView, qid: str) -> Tuple[str, str]:
     """(label, description) of ``qid`` in the set; empty strings for items it does not keep."""
     position = labels.index_of(qid)
     if position is None:
-        return "", ""
+        # An item the file's evidence brought from outside the set (core.outside_items).
+        outside = getattr(labels, "describe_outside", None)
+        return outside(qid) if outside is not None else ("", "")
     return labels.labels[position], labels.descriptions[position]
 
 
@@ -158,7 +166,7 @@ def rank_candidates(
     depicted: Iterable[str] = (),
     rejected: AbstractSet[str] = frozenset(),
     rules: RankingRules = RankingRules(),
-    text: Optional[FileText] = None,
+    evidence: Iterable[EvidenceLike] = (),
 ) -> Ranking:
     """Apply the ranking rules (module docstring) to a linker's raw scores for one file.
 
@@ -168,9 +176,11 @@ def rank_candidates(
         ``rejected`` instead: they say the item is wrong, not that it is covered).
     :param rejected: QIDs reviewers rejected for this file.
     :param rules: thresholds, margin, blocklist, safety rules and how many to keep.
-    :param text: the file's own text, which may name a person (:meth:`FileText.of`); None
-        names nobody.
-    :returns: the kept items ranked 1..n (n ≤ ``rules.top_k``) and the dropped ones.
+    :param evidence: the file's own evidence (``core.evidence.Evidence`` or its stored
+        dicts), for any items: what ties the file to a person (the safety rules), which
+        items replace a more general candidate and are kept besides the ``top_k``.
+    :returns: the kept items ranked 1..n (n ≤ ``rules.top_k`` plus the items the evidence
+        names) and the dropped ones.
     """
     best: Dict[str, float] = {}
     for qid, score in scored:
@@ -185,14 +195,15 @@ def rank_candidates(
     survivors: List[Tuple[str, float]] = []
     withheld: List[DroppedItem] = []
     safety_notes: Dict[str, str] = {}
-    file_text = text or FileText()
+    found = tuple(ev if isinstance(ev, Evidence) else Evidence.from_dict(ev) for ev in evidence)
+    named = frozenset(ev.qid for ev in found)
     if rules.safety is not None:
         # The safety rules and the hierarchy step ask for the same ancestors: look each up once.
         labels = cast(LabelSetView, _AncestorMemo(labels))
     for qid, score in ordered:
         reason = _exclusion_reason(qid, score, excluded, rejected, rules)
         if reason is None and rules.safety is not None:
-            verdict = check_item(labels, qid, file_text, rules.safety)
+            verdict = _safety_verdict(labels, qid, found, rules.safety)
             if verdict.withheld:
                 withheld.append(DroppedItem(qid, score, verdict.reason, verdict.rule))
                 dropped.append(withheld[-1])
@@ -204,10 +215,12 @@ def rank_candidates(
         else:
             dropped.append(DroppedItem(qid, score, reason))
 
-    kept, notes, hierarchy_drops = _resolve_hierarchy(survivors, labels, rules)
+    kept, notes, hierarchy_drops = _resolve_hierarchy(survivors, labels, rules, named)
     dropped.extend(hierarchy_drops)
 
-    top = kept[: max(rules.top_k, 0)]
+    # top_k bounds the image's own guesses; the items the evidence names come besides them.
+    image_only = [pair for pair in kept if pair[0] not in named][: max(rules.top_k, 0)]
+    top = [pair for pair in kept if pair[0] in named or pair in image_only]
     items = []
     for rank, (qid, score) in enumerate(top, start=1):
         label, description = describe_item(labels, qid)
@@ -215,9 +228,19 @@ def rank_candidates(
         items.append(RankedItem(qid, label, description, score, rank, own + tuple(notes.get(qid, ()))))
     # A withheld item counts when it would have been suggested: it scores at least as high as
     # the last suggestion, or there was room for it.
-    cutoff = top[-1][1] if top and len(top) >= rules.top_k else float("-inf")
-    counted = tuple(w for w in withheld if w.score >= cutoff) if rules.top_k > 0 else ()
+    # Items the evidence names would have been suggested at any score.
+    cutoff = image_only[-1][1] if image_only and len(image_only) >= rules.top_k else float("-inf")
+    counted = tuple(w for w in withheld if w.score >= cutoff or w.qid in named) if rules.top_k > 0 else ()
     return Ranking(tuple(items), tuple(dropped), counted)
+
+
+def _safety_verdict(labels: LabelSetView, qid: str, evidence: Sequence[Evidence], rules: SafetyRules) -> Verdict:
+    """The safety rules' verdict; an item whose classes could not all be read (an item from
+    outside the label set, walked up on Wikidata) is withheld, never suggested unchecked."""
+    try:
+        return check_item(labels, qid, evidence, rules)
+    except SafetyUnchecked as exc:
+        return Verdict(UNCHECKED, True, f"{UNCHECKED}: the safety rules could not check {qid}: {exc}")
 
 
 class _AncestorMemo:
@@ -260,13 +283,15 @@ def _exclusion_reason(
 
 
 def _resolve_hierarchy(
-    survivors: List[Tuple[str, float]], labels: LabelSetView, rules: RankingRules
+    survivors: List[Tuple[str, float]], labels: LabelSetView, rules: RankingRules,
+    named: AbstractSet[str] = frozenset(),
 ) -> Tuple[List[Tuple[str, float]], Dict[str, List[str]], List[DroppedItem]]:
     """Greedy pass in descending score: each newcomer is compared with the items kept so far.
 
     A newcomer that is an ancestor of a kept item always loses (it scores no higher, so it
     cannot be "clearly higher"). A newcomer that is more specific than kept items wins unless
-    one of those ancestors beats it by the margin; when it wins, those ancestors are dropped.
+    one of those ancestors beats it by the margin — except a newcomer in ``named`` (the
+    file's evidence names it), which always wins; when it wins, those ancestors are dropped.
     """
     kept: List[Tuple[str, float]] = []
     notes: Dict[str, List[str]] = {}
@@ -288,7 +313,7 @@ def _resolve_hierarchy(
             continue
         my_ancestors = ancestors(qid)
         general = [(k, s) for k, s in kept if k in my_ancestors]
-        clearly_higher = [(k, s) for k, s in general if s >= score + rules.ancestor_margin]
+        clearly_higher = [] if qid in named else [(k, s) for k, s in general if s >= score + rules.ancestor_margin]
         if clearly_higher:
             winner, winner_score = clearly_higher[0]
             dropped.append(

@@ -1,4 +1,4 @@
-"""Pure rules of human review: filters, decision words, page URLs, wikitext escaping.
+"""Pure rules of human review: filters, decision words, page URLs, spreadsheet-safe cells.
 
 Everything here is standard library only, so the terminal review, the exports, the import of
 offline decisions and (later) a web page share one definition of what a reviewer sees and
@@ -8,13 +8,16 @@ are plain data, free of SQLAlchemy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Dict, Iterable, Optional, Sequence, Tuple
 from urllib.parse import quote, urlsplit
 
+from wikivel_bot.core.evidence_view import ShownEvidence
+from wikivel_bot.core.safety import ItemCheck
+from wikivel_bot.core.titles import page_name
 from wikivel_bot.errors import UsageError
-from wikivel_bot.types import CandidateState, DecisionAction, Depiction, mid_of
+from wikivel_bot.types import CandidateState, DecisionAction, Depiction, is_qid, mid_of
 
 # Export formats (``wikivel-bot export --format``), in the order the help lists them.
 EXPORT_FORMATS = ("csv", "jsonl", "quickstatements", "wikitext")
@@ -61,6 +64,9 @@ class ReviewFilter:
     :param since: only files uploaded at or after this time (naive UTC).
     :param until: only files uploaded before this time (naive UTC, exclusive).
     :param page_ids: only these files (the audit's and import's ``--file``).
+    :param safety: the safety rules as configured now (``core.safety.item_check``): a
+        queued pair (proposed or approved) whose item they withhold is left out, whatever
+        the rules were when it was suggested; None re-checks nothing.
     """
 
     states: Tuple[CandidateState, ...] = (CandidateState.PROPOSED,)
@@ -71,6 +77,7 @@ class ReviewFilter:
     since: Optional[datetime] = None
     until: Optional[datetime] = None
     page_ids: Tuple[int, ...] = ()
+    safety: Optional[ItemCheck] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,8 @@ class ReviewCandidate:
     alpha: Optional[float] = None
     # A verifier's calibrated match probability.
     probability: Optional[float] = None
+    # Why it was suggested: the file's own evidence, or "image only" (core.evidence_view).
+    evidence: ShownEvidence = ShownEvidence()
 
 
 @dataclass(frozen=True)
@@ -110,8 +119,9 @@ class ReviewFile:
     categories: Tuple[str, ...] = ()
     depicts: Tuple[Depiction, ...] = ()
     candidates: Tuple[ReviewCandidate, ...] = field(default_factory=tuple)
-    # What the safety rules withheld for the file: (rule, qid) pairs (core.safety.RULES).
-    withheld: Tuple[Tuple[str, str], ...] = ()
+    # How many suggestions each safety rule withheld for the file: (rule, n) pairs
+    # (core.safety.RULES). Counts only: the queue never keeps which items they were.
+    withheld: Tuple[Tuple[str, int], ...] = ()
 
     @property
     def mid(self) -> str:
@@ -120,9 +130,24 @@ class ReviewFile:
     def withheld_by_rule(self) -> Dict[str, int]:
         """{safety rule: suggestions withheld} for this file."""
         counts: Dict[str, int] = {}
-        for rule, _ in self.withheld:
-            counts[rule] = counts.get(rule, 0) + 1
+        for rule, n in self.withheld:
+            counts[rule] = counts.get(rule, 0) + n
         return counts
+
+
+# Pairs still on their way to Commons: what the current safety rules may take back.
+QUEUED_STATES = (CandidateState.PROPOSED, CandidateState.APPROVED)
+
+
+def without_withheld(review_file: ReviewFile, safety: Optional[ItemCheck]) -> ReviewFile:
+    """``review_file`` without the queued pairs whose item the current safety rules
+    withhold, given the evidence stored with each pair (a person the file's evidence ties it
+    to stays, as when suggested). Decided pairs (written, rejected, ...) are history and stay."""
+    if safety is None:
+        return review_file
+    kept = tuple(c for c in review_file.candidates
+                 if c.state not in QUEUED_STATES or not safety(c.qid, c.evidence.sources).withheld)
+    return review_file if len(kept) == len(review_file.candidates) else replace(review_file, candidates=kept)
 
 
 def parse_decision(word: str) -> Optional[DecisionAction]:
@@ -169,10 +194,7 @@ def parse_time_bound(text: str, end: bool = False) -> datetime:
 def normalize_name(text: str, prefix: str) -> str:
     """A page or user name as MediaWiki compares it: no namespace prefix, underscores as
     spaces, single spaces, first letter upper case (``$wgCapitalLinks`` on Commons)."""
-    name = " ".join(text.replace("_", " ").split())
-    if name.lower().startswith(prefix.lower() + ":"):
-        name = name[len(prefix) + 1:].strip()
-    return name[:1].upper() + name[1:]
+    return page_name(text, (prefix + ":",))
 
 
 def category_matches(wanted: str, categories: Iterable[str]) -> bool:
@@ -218,7 +240,7 @@ def candidate_order(candidates: Sequence[ReviewCandidate]) -> Tuple[ReviewCandid
     def key(c: ReviewCandidate) -> tuple:
         return (
             c.rank is None, c.rank if c.rank is not None else 0,
-            -(c.score if c.score is not None else float("-inf")), int(c.qid[1:]) if c.qid[1:].isdigit() else 0,
+            -(c.score if c.score is not None else float("-inf")), int(c.qid[1:]) if is_qid(c.qid) else 0,
         )
 
     return tuple(sorted(candidates, key=key))
@@ -237,22 +259,6 @@ def next_open(decided: Sequence[bool], current: int) -> Optional[int]:
         if not decided[index]:
             return index
     return None
-
-
-def wikitext_escape(text: str) -> str:
-    """Plain text made safe inside a wikitext table cell or link label.
-
-    Characters that would end a link or cell, open a template or tag, or sign the page
-    become HTML entities, which MediaWiki shows as the characters themselves.
-    """
-    replacements = {
-        "&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "{": "&#123;",
-        "}": "&#125;", "|": "&#124;", "~": "&#126;", "'": "&#39;",
-    }
-    flat = " ".join(text.split())  # a newline would end the table cell
-    escaped = "".join(replacements.get(ch, ch) for ch in flat)
-    # Double underscores make behaviour switches (__NOTOC__) out of plain words.
-    return escaped.replace("__", "_&#95;")
 
 
 def spreadsheet_safe(text: str) -> str:

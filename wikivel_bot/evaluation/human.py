@@ -31,8 +31,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple, 
 
 from wikivel_bot.core.agreement import count_table, fleiss
 from wikivel_bot.errors import UsageError
-from wikivel_bot.evaluation.jsonl import QID_PATTERN
 from wikivel_bot.evaluation.report import Table, percent
+from wikivel_bot.types import is_mid, is_qid
 
 RATINGS: Tuple[str, ...] = ("CC", "TG", "OR", "CI", "IDK")
 RATING_NAMES: Dict[str, str] = {
@@ -85,7 +85,7 @@ class SheetRow:
 
 def file_url(file: str) -> str:
     """The Commons page of ``M123`` or ``File:X.jpg`` (raters open it to look at the image)."""
-    if file.startswith("M") and file[1:].isdigit():
+    if is_mid(file):
         return f"https://commons.wikimedia.org/entity/{file}"
     title = file if file.startswith("File:") else f"File:{file}"
     return "https://commons.wikimedia.org/wiki/" + title.replace(" ", "_")
@@ -188,7 +188,7 @@ def _read_row(sheet: RatedSheet, cells: List[str], columns: Dict[str, int], line
 
     where = f"{sheet.path}:{line}"
     file, rank_text, qid, rating_text = cell("file"), cell("rank"), cell("qid"), cell("rating")
-    if not file or not rank_text.isdigit() or int(rank_text) < 1 or not QID_PATTERN.fullmatch(qid):
+    if not file or not (rank_text.isascii() and rank_text.isdigit()) or int(rank_text) < 1 or not is_qid(qid):
         problems.append(f"{where}: file, rank and qid must be as exported (got {file!r}, {rank_text!r}, {qid!r})")
         return
     key = (file, int(rank_text), qid)

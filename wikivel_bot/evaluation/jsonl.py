@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import IO, Dict, Iterator, Optional, Tuple, Union, cast
 
 from wikivel_bot.errors import UsageError
+from wikivel_bot.types import QID_REGEX, is_qid
 
-QID_PATTERN = re.compile(r"Q[1-9][0-9]*")
-_QID_LINES = re.compile(r"(?:Q[1-9][0-9]*\n)*")
+# Item ids one per line, for checking a whole line's items with one regex call (below).
+_QID_LINES = re.compile(rf"(?:{QID_REGEX}\n)*")
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def _parse(text: str, path: Path, number: int) -> Record:
     # bad line is searched item by item to name the culprit.
     if items and not _all_qids(items):
         for position, item in enumerate(items, start=1):
-            if not isinstance(item, str) or not QID_PATTERN.fullmatch(item):
+            if not is_qid(item):
                 raise UsageError(f"{where}: item {position} ({item!r}) is not a QID like Q146")
     scores = data.get("scores")
     parsed_scores: Optional[Tuple[float, ...]] = None

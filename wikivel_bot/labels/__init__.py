@@ -29,8 +29,10 @@ Building a set in memory for a test elsewhere::
     labels.ancestors("Q146")         # {'Q729': 1}
 
 Pass ``counts={"Q146": 12, ...}`` and ``min_freq=10`` to exercise the §3.2 filtering.
-Building from dumps (``build.py``) and from the Wikidata API (``wikidata_api.py``) import
-their heavier machinery only when called.
+Building from dumps (``build.py``) and from the Wikidata API (``wikidata_api.py``, through
+the bot's one Wikidata client in ``wikivel_bot.wikidata``) import their heavier machinery only
+when called. An item's image (P18) is chosen by ``wikivel_bot.wikidata.entities.best_image``
+here as everywhere else.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The label-set artifact: a directory of columnar files and a JSON manifest.
 
-Layout (format version 1)::
+Layout (format version 2; version 1 sets load too, see below)::
 
     manifest.json            format, content hash, languages, f, sources, counts
     items.arrow              the kept items in index order (Arrow IPC file, uncompressed)
@@ -16,6 +16,13 @@ Layout (format version 1)::
     instance_of.npy          node numbers; the safety rules tell instances of human (people)
                              from its subclasses with them. Sets written before they were
                              added load without them (``LabelSet.has_instance_of`` is False).
+    parent_offsets.npy       since version 2: the direct P31 ∪ P279 parents of every node, CSR,
+    parents.npy              with the nodes up to the top of the graph: the safety rules' "under
+                             a class" at any depth (``closure.py``). Version 1 sets: the
+                             parents within their 3-hop closure are used instead.
+    person_properties.npy    since version 2: per node, a bitmask of the person-only properties
+                             (``core.safety.PERSON_PROPERTIES``) of an item without P31 (0 for
+                             items with P31); version 1 sets: unknown, the rule is not applied.
     texts.arrow              optional: labels and descriptions of the kept items in the display
                              languages (``texts.py``); not in the content hash, which covers
                              what the linker reads, but under its own ``texts_hash``.
@@ -43,7 +50,9 @@ import pyarrow as pa
 from wikivel_bot.errors import LabelSetError
 
 FORMAT = "wikivel-labelset"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Versions this code reads: version 1 lacks the version-2 optional arrays (treated as unknown).
+READABLE_VERSIONS = (1, 2)
 MANIFEST = "manifest.json"
 
 ITEMS_SCHEMA = pa.schema(
@@ -79,9 +88,14 @@ FILES_SCHEMA = pa.schema(
     [("page_id", pa.int64()), ("qid", pa.int64()), ("rank", pa.int8()), ("source_qid", pa.int64())]
 )
 _ARRAYS = ("closure_offsets", "closure_ancestors", "closure_hops", "replaced_offsets", "replaced_by")
-# Optional arrays: written when present, hashed when present (so the hash of a set without
-# them is what it always was), absent from older sets.
-OPTIONAL_ARRAYS = ("instance_offsets", "instance_of")
+# Optional arrays, in groups that come together: written when present, hashed when present
+# (so the hash of a set without them is what it always was), absent from older sets.
+OPTIONAL_GROUPS: Dict[str, Tuple[str, ...]] = {
+    "instance-of": ("instance_offsets", "instance_of"),
+    "parents": ("parent_offsets", "parents"),
+    "person properties": ("person_properties",),
+}
+OPTIONAL_ARRAYS = tuple(name for group in OPTIONAL_GROUPS.values() for name in group)
 
 
 @dataclass
@@ -101,7 +115,9 @@ def content_hash(data: LabelSetData) -> str:
     """sha256 over the canonical content: definition keys, every column, every array."""
     digest = hashlib.sha256()
     definition = {key: data.manifest.get(key) for key in ("languages", "min_freq", "max_hops", "with_aliases")}
-    digest.update(json.dumps({"format_version": FORMAT_VERSION, **definition}, sort_keys=True).encode())
+    # The version the set records: an older set keeps its hash (and verifies) under this code.
+    version = data.manifest.get("format_version", FORMAT_VERSION)
+    digest.update(json.dumps({"format_version": version, **definition}, sort_keys=True).encode())
     tables = [("items", data.items), ("nodes", data.nodes)]
     if data.files is not None:
         tables.append(("files", data.files))
@@ -204,10 +220,10 @@ def read_manifest(path: Path) -> Dict[str, Any]:
         raise LabelSetError(f"{manifest_path}: unreadable manifest: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise LabelSetError(f"{manifest_path}: not a wikivel-bot label set manifest")
-    if manifest.get("format_version") != FORMAT_VERSION:
+    if manifest.get("format_version") not in READABLE_VERSIONS:
         raise LabelSetError(
             f"{path}: label set format version {manifest.get('format_version')} is not "
-            f"supported (this wikivel-bot reads version {FORMAT_VERSION}); rebuild it"
+            f"supported (this wikivel-bot reads versions {', '.join(map(str, READABLE_VERSIONS))}); rebuild it"
         )
     return manifest
 
@@ -258,12 +274,13 @@ def _check_shapes(path: Path, data: LabelSetData) -> None:
     )
     if data.texts is not None:
         checks += ((data.texts.schema.equals(TEXTS_SCHEMA), "texts.arrow has an unexpected schema"),)
-    if any(name in data.arrays for name in OPTIONAL_ARRAYS):
-        checks += (
-            (all(name in data.arrays for name in OPTIONAL_ARRAYS), "instance-of arrays incomplete"),
-            (data.arrays.get("instance_offsets", np.zeros(n_nodes + 1)).shape == (n_nodes + 1,),
-             "instance-of offsets do not match the nodes"),
-        )
+    for group, names in OPTIONAL_GROUPS.items():
+        if any(name in data.arrays for name in names):
+            checks += ((all(name in data.arrays for name in names), f"{group} arrays incomplete"),)
+    for name, shape in (("instance_offsets", (n_nodes + 1,)), ("parent_offsets", (n_nodes + 1,)),
+                        ("person_properties", (n_nodes,))):
+        if name in data.arrays:
+            checks += ((data.arrays[name].shape == shape, f"{name}.npy does not match the nodes"),)
     for ok, message in checks:
         if not ok:
             raise LabelSetError(f"{path}: corrupt label set: {message}")

@@ -3,7 +3,10 @@
 Every way of building a set ends here: the dump build, ``--from-qids`` through the API, the
 starter set and :func:`label_set_from_records` for tests. Steps: number the items, compute
 ancestors within 3 hops, count and filter (``frequency.py``), assign super-categories, put
-the kept items first, and fill the manifest and its content hash.
+the kept items first, and fill the manifest and its content hash. Besides the 3-hop closure
+the set keeps every node's direct parents (to the top of the graph, as far as the reader
+followed them) and, for items without P31, their person-only properties: what the safety
+rules need to tell "under a class" at any depth and a person without P31.
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from wikivel_bot.labels.artifact import (
     content_hash,
     texts_hash,
 )
-from wikivel_bot.labels.entities import TEXT_SCHEMA, ItemFields, qid_number
+from wikivel_bot.labels.entities import TEXT_SCHEMA, ItemFields, person_property_bits
 from wikivel_bot.labels.hierarchy import MAX_HOPS, Hierarchy, compute_closure, parent_table
 from wikivel_bot.labels.labelset import LabelSet
 from wikivel_bot.labels.texts import texts_table as display_table
+from wikivel_bot.types import qid_number
 
 
 @dataclass
@@ -197,6 +201,12 @@ def assemble(
     }
     if collected.instance_edges is not None:
         arrays.update(_instance_arrays(collected.instance_edges, node_qids, new_of_old))
+    parent_offsets_new, parents_new, _ = _renumber_csr(parent_offsets, parents, new_of_old, None)
+    arrays["parent_offsets"] = parent_offsets_new
+    arrays["parents"] = parents_new.astype(np.int32)
+    person_bits = np.zeros(n, dtype=np.uint8)
+    person_bits[text_nodes] = texts.column("person_properties").fill_null(0).to_numpy(zero_copy_only=False)
+    arrays["person_properties"] = person_bits[order]
     display = display_table(texts.column("texts").take(kept_rows))
     manifest["display_languages"] = list(display_languages)
     manifest["texts_hash"] = texts_hash(display)
@@ -322,7 +332,9 @@ def label_set_from_records(
 
     :param records: dicts like ``{"qid": "Q146", "label": "house cat", "description": "...",
         "image": "", "aliases": [], "p31": ["Q55983715"], "p279": ["Q39201"]}`` (only ``qid``
-        is required; QIDs as strings) or :class:`ItemFields`.
+        is required; QIDs as strings; ``"properties": ["P569"]`` names other properties the
+        item has statements for, which matter only for a person without P31) or
+        :class:`ItemFields`.
     :param counts: direct depicts counts by QID. Without counts every record is an input and,
         with ``min_freq <= 0``, every record with a label is kept. A count of 0 marks an item
         that is depicted somewhere but not in the files counted (e.g. only outside the
@@ -381,4 +393,6 @@ def _as_fields(record: Record, p31_blocklist: FrozenSet[int] = frozenset()) -> I
                 "description": str(t.get("description", ""))} for t in record.get("texts", ())],
     )
     fields.blocked_by = next((q for q in fields.p31 if q in p31_blocklist), 0)
+    if not fields.p31:
+        fields.person_properties = person_property_bits({pid: [{}] for pid in record.get("properties", ())})
     return fields

@@ -26,6 +26,7 @@ from wikivel_bot.labels.entities import (
     language_chain,
     qid_text,
 )
+from wikivel_bot.types import is_mid, is_qid
 
 # How many malformed lines a chunk reports in detail (the rest are only counted).
 MAX_REPORTED = 20
@@ -141,7 +142,7 @@ def _display_languages(entity: Any, options: "WikidataOptions") -> Tuple[str, ..
         _DISPLAY_FOR = (options.display_for, np.load(options.display_for, mmap_mode="r", allow_pickle=False))
     wanted = _DISPLAY_FOR[1]
     qid = entity.get("id")
-    if wanted is None or not isinstance(qid, str) or not qid[1:].isdigit():
+    if wanted is None or not is_qid(qid):
         return ()
     number = int(qid[1:])
     at = int(np.searchsorted(wanted, number))
@@ -251,7 +252,7 @@ def parse_mediainfo_block(first_line: int, data: bytes, options: Any = None) -> 
         if entity is None:
             continue
         mid = entity.get("id")
-        if not isinstance(mid, str) or mid[:1] != "M" or not mid[1:].isdigit():
+        if not is_mid(mid):
             stats.add_malformed(line_no, f"not a MediaInfo entity (id {mid!r})")
             continue
         stats.entities += 1

@@ -8,8 +8,9 @@ Order of work, each step streaming with constant memory:
    spill files next to the output. Nothing per item stays in memory, because which items
    matter (the ancestors of depicted items) is known only once all edges were seen.
 3. **Select** the items within reach: from the depicted items, follow the spilled edges up
-   to 6 levels (3 hops for every kept item, which may itself be 3 hops up), then pick their
-   texts from the spill.
+   to the top of the P31/P279 graph (the 3-hop closure needs 6 levels — 3 hops for every
+   kept item, which may itself be 3 hops up — and the safety rules' "under a class" needs
+   all of them), then pick their texts from the spill.
 4. **Assemble** (``assemble.py``) and write the artifact.
 
 Peak memory is therefore the kept data (depicts rows, selected items and their closure) plus
@@ -198,16 +199,20 @@ def read_wikidata(
     return report
 
 
-def select_reachable(spill: Spill, inputs: np.ndarray, levels: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Edges of the items up to ``levels - 1`` hops above ``inputs``, and the items within 3.
+def select_reachable(spill: Spill, inputs: np.ndarray, levels: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Edges of the items above ``inputs``, and the items within 3 hops.
 
+    :param levels: follow this many levels (``levels - 1`` hops above the inputs); None: up
+        to the top of the graph (every class above, however deep; the ``seen`` set ends
+        Wikidata's cycles), which the safety rules need.
     :returns: (edges (n, 2), numeric QIDs of the inputs and their ancestors within 3 hops).
     """
     seen = np.unique(inputs)
     frontier = seen
     within = seen
     parts = []
-    for level in range(levels):
+    level = 0
+    while levels is None or level < levels:
         edges = spill.edges_from(frontier)
         parts.append(edges)
         frontier = np.setdiff1d(np.unique(edges[:, 1]), seen, assume_unique=True)
@@ -216,6 +221,7 @@ def select_reachable(spill: Spill, inputs: np.ndarray, levels: int) -> Tuple[np.
             within = seen
         if frontier.size == 0:
             break
+        level += 1
     edges = np.concatenate(parts) if parts else np.empty((0, 2), dtype=np.int64)
     return edges, within
 
@@ -336,8 +342,7 @@ def build_from_dumps(
             spill.close()
         if pool is not None:
             pool.shutdown(wait=True)
-        levels = 2 * MAX_HOPS if min_freq > 0 else MAX_HOPS
-        edges, within = select_reachable(spill, inputs, levels)
+        edges, within = select_reachable(spill, inputs)
         texts = spill.texts_of(np.unique(np.concatenate([inputs, edges.ravel()])))
         instance_edges = spill.edges_from(within, instance=True)
     collected = Collected(texts=texts, edges=edges, inputs=inputs, direct=direct,

@@ -20,6 +20,10 @@ from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequ
 
 import pyarrow as pa
 
+from wikivel_bot.core.safety import PERSON_PROPERTIES
+from wikivel_bot.types import is_qid
+from wikivel_bot.wikidata.entities import best_image
+
 # Wikidata's language-neutral label ("mul", 2024): the last resort of every fallback chain.
 MUL = "mul"
 RANK_NORMAL = 0
@@ -49,18 +53,14 @@ TEXT_SCHEMA = pa.schema(
         ("aliases", pa.list_(pa.string())),
         # The first P31 target on the non-depictable list (0 = depictable by P31).
         ("blocked_by", pa.int64()),
+        # Items without P31: a bitmask of the person-only properties they have
+        # (core.safety.PERSON_PROPERTIES; the safety rules count such an item as a person).
+        ("person_properties", pa.int8()),
         # Label and description in each kept display language the item has (``texts.py``).
         ("texts", pa.list_(pa.struct([("lang", pa.string()), ("label", pa.string()),
                                       ("description", pa.string())]))),
     ]
 )
-
-
-def qid_number(qid: str) -> int:
-    """``"Q146"`` → 146; raises ValueError for anything that is not ``Q`` + digits."""
-    if len(qid) < 2 or qid[0] not in "Qq" or not qid[1:].isdigit() or qid[1] == "0":
-        raise ValueError(f"not a Wikidata item id: {qid!r}")
-    return int(qid[1:])
 
 
 def qid_text(number: int) -> str:
@@ -161,23 +161,16 @@ def _item_number(value: Any) -> int:
     if value.get("entity-type", "item") != "item":
         return 0
     text = value.get("id")
-    if isinstance(text, str) and len(text) > 1 and text[0] == "Q" and text[1:].isdigit():
+    if is_qid(text):
         return int(text[1:])
     number = value.get("numeric-id")
     return int(number) if isinstance(number, int) and number > 0 else 0
 
 
 def first_image(statements: Any) -> str:
-    """The P18 file name to show: the first preferred statement, else the first normal one."""
-    best = ""
-    for value, rank in statement_values(statements):
-        if not isinstance(value, str) or not value:
-            continue
-        if rank == RANK_PREFERRED:
-            return value
-        if not best:
-            best = value
-    return best
+    """The P18 file name to show, by the bot's one image rule (preferred, then normal, never
+    deprecated): the review page and the Wikidata client choose the same picture."""
+    return best_image((value, rank == RANK_PREFERRED) for value, rank in statement_values(statements))
 
 
 @dataclass
@@ -196,6 +189,21 @@ class ItemFields:
     blocked_by: int = 0
     # Label and description in each display language the item has (``display_texts``).
     texts: List[Dict[str, str]] = field(default_factory=list)
+    # Without P31: which person-only properties the item has (:func:`person_property_bits`).
+    person_properties: int = 0
+
+
+def person_property_bits(claims: Any) -> int:
+    """Bit i set when the item has a statement (not deprecated, any snak type: "date of death
+    unknown" is a person's too) for ``core.safety.PERSON_PROPERTIES[i]``."""
+    bits = 0
+    for bit, pid in enumerate(PERSON_PROPERTIES):
+        statements = claims.get(pid)
+        if statements is None or isinstance(statements, (str, bytes)) or isinstance(statements, _OBJECTS):
+            continue
+        if any(isinstance(st, _OBJECTS) and st.get("rank", "normal") != "deprecated" for st in statements):
+            bits |= 1 << bit
+    return bits
 
 
 def extract_item(
@@ -216,12 +224,9 @@ def extract_item(
         review page (``labels.languages``); the linker's text above is unaffected.
     """
     qid = entity.get("id")
-    if entity.get("type", "item") != "item" or not isinstance(qid, str) or qid[:1] != "Q":
+    if entity.get("type", "item") != "item" or not is_qid(qid):
         return None
-    try:
-        number = qid_number(qid)
-    except ValueError:
-        return None
+    number = int(qid[1:])
     claims = entity.get("claims")
     if not isinstance(claims, _OBJECTS):
         claims = {}
@@ -229,7 +234,8 @@ def extract_item(
     p279 = item_targets(claims.get("P279"))
     blocked_by = next((target for target in p31 if target in p31_blocklist), 0)
     label, label_lang = _pick_text(entity.get("labels"), chain)
-    fields = ItemFields(qid=number, label=label, label_lang=label_lang, p31=p31, p279=p279)
+    fields = ItemFields(qid=number, label=label, label_lang=label_lang, p31=p31, p279=p279,
+                        person_properties=0 if p31 else person_property_bits(claims))
     if blocked_by:
         # Never kept: only the label is worth storing, to explain the removal.
         fields.blocked_by = blocked_by

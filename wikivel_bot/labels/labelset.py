@@ -10,16 +10,19 @@ Implements :class:`wikivel_bot.core.labelset.LabelSetView` over a :class:`LabelS
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
 
+from wikivel_bot.core.safety import PERSON_PROPERTIES
 from wikivel_bot.labels.categories import category_names
+from wikivel_bot.labels.closure import ClassReach, child_table, parents_from_closure
 from wikivel_bot.labels.frequency import REASON_NAMES, STATUS_NAMES
 from wikivel_bot.labels.hierarchy import MAX_HOPS, Hierarchy
 from wikivel_bot.labels.artifact import LabelSetData
 from wikivel_bot.labels.texts import DisplayTexts, ItemText, texts_in
+from wikivel_bot.types import is_qid
 
 
 def column_array(column: pa.ChunkedArray) -> np.ndarray:
@@ -42,9 +45,7 @@ def column_array(column: pa.ChunkedArray) -> np.ndarray:
 
 def _number(qid: str) -> int:
     # Hot path (called millions of times by ranking): no regex, no exceptions for good input.
-    if isinstance(qid, str) and len(qid) > 1 and qid[0] == "Q" and qid[1:].isdigit():
-        return int(qid[1:])
-    return -1
+    return int(qid[1:]) if is_qid(qid) else -1
 
 
 class LabelSet:
@@ -63,7 +64,7 @@ class LabelSet:
             self._node_qids, arrays["closure_offsets"], arrays["closure_ancestors"], arrays["closure_hops"]
         )
         self._n_items = data.items.num_rows
-        self._cache: Dict[str, Any] = {}
+        self._cache: Dict[Any, Any] = {}
 
     # -- LabelSetView ---------------------------------------------------------------------
     @property
@@ -121,6 +122,61 @@ class LabelSet:
         offsets = self._data.arrays["instance_offsets"]
         targets = self._data.arrays["instance_of"][int(offsets[node]) : int(offsets[node + 1])]
         return [f"Q{q}" for q in self._node_qids[np.asarray(targets, dtype=np.int64)].tolist()]
+
+    @property
+    def has_parents(self) -> bool:
+        """True when the set stores every node's direct parents up to the top of the graph
+        (sets written before: the parents within their 3-hop closure)."""
+        return "parent_offsets" in self._data.arrays
+
+    def nearest_class(self, qid: str, classes: FrozenSet[str]) -> Optional[Tuple[str, int]]:
+        """(class, hops) of the nearest of ``classes`` strictly above ``qid`` over the whole
+        P31 ∪ P279 graph (no hop ceiling), or None; equally near: the smallest QID.
+
+        The nodes under ``classes`` are computed on the first call for that group of classes
+        and kept (:class:`~wikivel_bot.labels.closure.ClassReach`: one entry per node under
+        the group, not per pair).
+        """
+        node = self.node_of(qid)
+        if node < 0 or not classes:
+            return None
+        found = self._reach(frozenset(classes)).find(node)
+        if found is None:
+            return None
+        return f"Q{int(self._node_qids[found[0]])}", found[1]
+
+    def _reach(self, classes: FrozenSet[str]) -> ClassReach:
+        key = ("reach", classes)
+        reach = self._cache.get(key)
+        if reach is None:
+            if "children" not in self._cache:
+                arrays = self._data.arrays
+                if self.has_parents:
+                    parents = (arrays["parent_offsets"], arrays["parents"])
+                else:
+                    parents = parents_from_closure(arrays["closure_offsets"], arrays["closure_hops"],
+                                                   arrays["closure_ancestors"])
+                self._cache["children"] = child_table(*parents)
+            nodes = np.asarray([self.node_of(q) for q in sorted(classes)], dtype=np.int64)
+            child_offsets, children = self._cache["children"]
+            reach = ClassReach.compute(child_offsets, children, nodes, class_keys=self._node_qids)
+            self._cache[key] = reach
+        return reach
+
+    @property
+    def has_person_properties(self) -> bool:
+        """True when the set stores which items without P31 have person-only properties."""
+        return "person_properties" in self._data.arrays
+
+    def person_properties(self, qid: str) -> Optional[Tuple[str, ...]]:
+        """The person-only properties (``core.safety.PERSON_PROPERTIES``) of a known item
+        without P31: () when it has P31 or none of them; None when the set does not store
+        them or does not know the item."""
+        node = self.node_of(qid)
+        if node < 0 or not self.has_person_properties:
+            return None
+        bits = int(self._data.arrays["person_properties"][node])
+        return tuple(pid for bit, pid in enumerate(PERSON_PROPERTIES) if bits >> bit & 1)
 
     def aliases_of(self, qid: str) -> List[str]:
         """Aliases of a kept item (empty when the set was built without aliases)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import FrozenSet, Iterable, List, Union
 
 from wikivel_bot.errors import UsageError
-from wikivel_bot.labels.entities import qid_number
+from wikivel_bot.types import qid_number
 
 
 def parse_qid_lines(lines: Iterable[str], source: str) -> List[int]:
@@ -26,7 +26,7 @@ def parse_qid_lines(lines: Iterable[str], source: str) -> List[int]:
             continue
         token = text.split()[0]
         try:
-            out.append(qid_number(token))
+            out.append(qid_number(token.upper()))  # people type q146 too
         except ValueError:
             raise UsageError(f"{source}, line {number}: {token!r} is not a Wikidata item id (Q...)") from None
     return out

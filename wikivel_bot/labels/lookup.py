@@ -11,6 +11,7 @@ from typing import Any, Dict, List
 
 from wikivel_bot.errors import UsageError
 from wikivel_bot.labels.labelset import LabelSet
+from wikivel_bot.types import is_qid
 
 
 def explain(label_set: LabelSet, qid: str) -> Dict[str, Any]:
@@ -19,7 +20,7 @@ def explain(label_set: LabelSet, qid: str) -> Dict[str, Any]:
     :raises UsageError: ``qid`` is not an item id, or the set knows nothing about it.
     """
     qid = qid.strip().upper()
-    if not (len(qid) > 1 and qid[0] == "Q" and qid[1:].isdigit() and qid[1] != "0"):
+    if not is_qid(qid):
         raise UsageError(f"{qid!r} is not a Wikidata item id (expected Q followed by digits)")
     node = label_set.node_of(qid)
     if node < 0:

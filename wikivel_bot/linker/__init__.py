@@ -2,18 +2,21 @@
 
 Public API::
 
-    from wikivel_bot.linker import create_linker, list_linkers, link_files, rules_from_settings
+    from wikivel_bot.linker import build_ready_linker, link_files
 
-    linker = create_linker("naive-mlp", settings.linker)      # registry name -> Linker
-    linker.attach(label_set, cache_dir=settings.linker.cache_dir, progress=True)
-    outcomes = link_files(linker, [(media, thumbnail_bytes), ...],
-                          rules=rules_from_settings(settings.linker), rejected={page_id: {"Q5"}})
+    # Settings in: the linker (item images, cascade, verifier) attached, and its rules.
+    # item_image_source: wikivel_bot.commons.item_images (the room may not import commons/).
+    ready = build_ready_linker(settings, label_set, item_images=item_image_source(settings))
+    outcomes = link_files(ready.linker, [(media, thumbnail_bytes), ...],
+                          rules=ready.rules, rejected={page_id: {"Q5"}})
 
 The room, from the top floor down (docs/architecture.md draws it; tests/test_import_contract.py
 holds every module to it):
 
-* ``factory`` — :func:`create_linker`, the one place that imports the implementations;
-  ``parity`` (the bf16/int8 precision check) builds whole linkers through it.
+* ``factory`` — :func:`build_ready_linker` (the whole Settings in, the ready linker and its
+  rules out: the one way every path gets a linker) and, below it, :func:`create_linker`, the
+  one place that imports the implementations; ``parity`` (the bf16/int8 precision check)
+  builds whole linkers through it.
 * ``cascade/`` — the cascade re-ranker (docs/cascade.md): ``linker`` (the cascade linker),
   ``pair`` (cross-attention pair model, α), ``checkpoint``, ``text`` (the file text it reads),
   ``verifier`` (a cascade checkpoint's calibrated pair model beside any linker).
@@ -22,7 +25,8 @@ holds every module to it):
   rules, decode pool, concurrent batches).
 * the contract: ``base`` (the Linker protocol, queries, descriptions), ``spec`` (``LinkerSpec``
   from ``configs/*.json``; imports no implementation), ``texts`` (item and query texts),
-  ``heads``, ``index`` (the on-disk label index), ``search`` (chunked top-k).
+  ``heads``, ``index`` (the on-disk label index), ``search`` (chunked top-k),
+  ``evidence_model`` (image score + the file's evidence → a calibrated P(match); numpy).
 * ``backbone/`` — open_clip and the CPU fast path, beside the contract and importing nothing of
   the linker outside itself: loading, encoding, precision, the exported tower, warm start,
   preprocessing and decoding, batching.
@@ -35,7 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 from wikivel_bot.linker.base import IndexInfo, Linker, LinkerDescription, Query
-from wikivel_bot.linker.factory import create_linker
+from wikivel_bot.linker.factory import ReadyLinker, build_ready_linker, create_linker
 from wikivel_bot.linker.spec import LinkerSpec, add_linker_config, get_spec, list_linkers
 
 _LAZY = {
@@ -48,7 +52,8 @@ _LAZY = {
 }
 
 __all__ = [
-    "IndexInfo", "Linker", "LinkerDescription", "LinkerSpec", "Query", "add_linker_config", "create_linker",
+    "IndexInfo", "Linker", "LinkerDescription", "LinkerSpec", "Query", "ReadyLinker", "add_linker_config",
+    "build_ready_linker", "create_linker",
     "get_spec", "list_linkers", "link_files", "rules_from_settings", "Linked", "LinkFailed", "save_checkpoint",
     "load_checkpoint",
 ]

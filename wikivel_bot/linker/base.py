@@ -15,6 +15,24 @@ from wikivel_bot.core.labelset import LabelSetView
 ItemImageLoader = Callable[[Sequence[str]], Mapping[str, bytes]]
 
 
+class OutsideItem(Protocol):
+    """An item outside the label set, as a linker encodes it on the fly (the file's evidence
+    named it): ``wikidata.entities.ItemInfo`` has these, read-only."""
+
+    @property
+    def qid(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def image(self) -> str:
+        """The P18 file name (without ``File:``), '' when none."""
+
+
 @dataclass(frozen=True)
 class Query:
     """One file as a linker sees it.
@@ -70,7 +88,15 @@ class LinkerDescription:
 
 
 class Linker(Protocol):
-    """A visual entity linker bound (after :meth:`attach`) to one label set."""
+    """A visual entity linker bound (after :meth:`attach`) to one label set.
+
+    Every linker this package builds also scores given items for the file's evidence
+    (``link.link_files`` asks with ``getattr``, as for the cascade's ``search_details``):
+    ``score_items(queries, positions)`` — the score :meth:`search` gives, for given label-set
+    items, per query one per position in order — and ``score_outside(queries, items)`` — the
+    same score for :class:`OutsideItem` values encoded on the fly as the label index encodes
+    its items (the item text template; P18 where the item side reads images).
+    """
 
     @property
     def description(self) -> LinkerDescription:

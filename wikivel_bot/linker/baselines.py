@@ -16,7 +16,7 @@ collapsing it into top-k. No torch: these run wherever the rest of the bot runs.
 
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -112,6 +112,23 @@ class FrequencyLinker:
         with np.errstate(divide="ignore", under="ignore"):
             # w = 0 gives u^inf = 0: such items come only after every item that can be drawn.
             return np.where(weights > 0, rng.random(len(weights)) ** (1.0 / weights), 0.0)
+
+    def score_items(self, queries: Sequence[Query], positions: Sequence[Sequence[int]]) -> List[List[float]]:
+        """The score :meth:`search` gives given items: their share (top-k), or their sampling
+        key for this file's seed (random-freq)."""
+        if self._label_set is None:
+            raise LinkerError(f"linker {self.spec.name}: attach a label set before searching")
+        if self.spec.architecture == "frequency-top":
+            return [[float(self._share[i]) for i in row] for row in positions]
+        out: List[List[float]] = []
+        for query, row in zip(queries, positions):
+            keys = self._sample_keys(query.seed) if row else self._share
+            out.append([float(keys[i]) for i in row])
+        return out
+
+    def score_outside(self, queries: Sequence[Query], items: Sequence[Sequence[Any]]) -> List[List[float]]:
+        """0 for items outside the label set: no depicts count is known for them."""
+        return [[0.0] * len(row) for row in items]
 
     def search(self, queries: Sequence[Query], k: int) -> List[List[Tuple[int, float]]]:
         """Top ``k`` by frequency, or ``k`` frequency-weighted samples per query."""

@@ -26,13 +26,13 @@ import hashlib
 import os
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional
 
 import torch
 from torch import nn
 
+from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.heads import build_heads
 from wikivel_bot.linker.spec import LinkerSpec
@@ -114,7 +114,7 @@ def save_checkpoint(
         "labelset_hash": labelset_hash,
         "heads": {k: v.detach().cpu() for k, v in heads.state_dict().items()},
         "text_encoder": None if text_encoder is None else {k: v.detach().cpu() for k, v in text_encoder.items()},
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": format_timestamp(),
         "extra": dict(extra or {}),
     }
     return save_doc(doc, path)

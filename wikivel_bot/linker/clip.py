@@ -27,7 +27,7 @@ from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker import checkpoint as ckpt
 from wikivel_bot.linker.backbone import precision
-from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
+from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, OutsideItem, Query
 from wikivel_bot.linker.backbone.encoders import (
     Backbone,
     encode_images,
@@ -36,6 +36,7 @@ from wikivel_bot.linker.backbone.encoders import (
     model_name,
     prepare_image,
     query_images,
+    query_rows,
     register_model_file,
     resolve_device,
 )
@@ -332,30 +333,33 @@ class ClipLinker:
                     assert self.heads is not None
                     text = F.normalize(self.heads.text_head(text), dim=-1)
                 elif self.spec.architecture == "fusion":
-                    text = self._fuse_items(label_set, start, stop, text)
+                    text = self._fuse_items(label_set.images[start:stop], text)
                 out[start:stop] = text.float().cpu().numpy().astype(np.float16)
         finally:
             bar.close()
 
-    def _fuse_items(self, label_set: LabelSetView, start: int, stop: int, text: torch.Tensor) -> torch.Tensor:
+    def _fuse_items(self, images: Sequence[str], text: torch.Tensor, count: bool = True) -> torch.Tensor:
+        """The entity head over the items' text rows and their P18 images (``images``: one
+        file name or '' per row); ``count``: tally them for the index notes."""
         assert self.heads is not None
         image = torch.zeros_like(text)
-        present = torch.zeros((stop - start, 2), dtype=torch.bool, device=text.device)
+        present = torch.zeros((len(images), 2), dtype=torch.bool, device=text.device)
         present[:, 0] = True
         if self.item_image_loader is not None:
-            names = {i: label_set.images[i] for i in range(start, stop) if label_set.images[i]}
+            names = {i: name for i, name in enumerate(images) if name}
             found = self.item_image_loader(sorted(set(names.values()))) if names else {}
-            self._item_images[0] += len(names)
             decoded, rows = [], []
             for i, name in names.items():
                 if name not in found:
                     continue
                 try:
                     decoded.append(decode_image(found[name], min_side=self.backbone.image_size))
-                    rows.append(i - start)
+                    rows.append(i)
                 except FileUnavailable as exc:
                     log.info("item image %s skipped: %s", name, exc)
-            self._item_images[1] += len(rows)
+            if count:
+                self._item_images[0] += len(names)
+                self._item_images[1] += len(rows)
             if rows:
                 index = torch.tensor(rows, device=text.device)
                 image[index] = encode_images(self.backbone, decoded, self.settings.batch_size)
@@ -379,14 +383,62 @@ class ClipLinker:
             return F.normalize(self.heads.query_head(tokens, present), dim=-1)
         return image
 
+    def query_embeddings(self, queries: Sequence[Query]) -> torch.Tensor:
+        """:meth:`encode_queries`, each query's row computed once and kept in its cache, so
+        :meth:`search` and the evidence's :meth:`score_items` share it."""
+        return query_rows(queries, ("query", id(self)), self.encode_queries)
+
     def search(self, queries: Sequence[Query], k: int) -> List[List[Tuple[int, float]]]:
         """Top ``k`` (item position, cosine) per query, best first."""
         if self._items is None:
             raise LinkerError(f"linker {self.spec.name}: attach a label set before searching")
         if not queries:
             return []
-        scores, index = chunked_topk(self.encode_queries(queries), self._items, k)
+        scores, index = chunked_topk(self.query_embeddings(queries), self._items, k)
         return [list(zip(row_i.tolist(), row_s.tolist())) for row_i, row_s in zip(index, scores)]
+
+    @torch.inference_mode()
+    def score_items(self, queries: Sequence[Query], positions: Sequence[Sequence[int]]) -> List[List[float]]:
+        """The cosine :meth:`search` ranks by, of given label-set items (per query, in order)."""
+        if self._items is None:
+            raise LinkerError(f"linker {self.spec.name}: attach a label set before searching")
+        if not any(positions):
+            return [[] for _ in positions]
+        query = self.query_embeddings(queries).float()
+        return [(item_rows(self._items, row, query.device) @ q).tolist() if row else []
+                for q, row in zip(query, positions)]
+
+    @torch.inference_mode()
+    def encode_outside(self, items: Sequence[OutsideItem]) -> torch.Tensor:
+        """Item-side rows (n, d) of items outside the label set, made as the label index
+        makes its own (item text template, the head, fusion's P18 image) and rounded to the
+        index's fp16, so they score on the same footing."""
+        texts = [render_item_text(self.spec.item_text, item.label, item.description) for item in items]
+        text = encode_texts(self.backbone, texts)
+        if self.spec.architecture == "naive":
+            assert self.heads is not None
+            text = F.normalize(self.heads.text_head(text), dim=-1)
+        elif self.spec.architecture == "fusion":
+            text = self._fuse_items([item.image for item in items], text, count=False)
+        return text.float().half().float()
+
+    @torch.inference_mode()
+    def score_outside(self, queries: Sequence[Query], items: Sequence[Sequence[OutsideItem]]) -> List[List[float]]:
+        """The cosine of items outside the label set (per query, in order), each encoded once."""
+        distinct = {item.qid: item for row in items for item in row}
+        if not distinct:
+            return [[] for _ in items]
+        order = sorted(distinct)
+        where = {qid: i for i, qid in enumerate(order)}
+        scores = (self.query_embeddings(queries).float() @ self.encode_outside([distinct[q] for q in order]).T).tolist()
+        return [[scores[r][where[item.qid]] for item in row] for r, row in enumerate(items)]
+
+
+def item_rows(items: Any, positions: Sequence[int], device: torch.device) -> torch.Tensor:
+    """Rows of a label index (a tensor, or a memory-mapped fp16 array) as fp32 on ``device``."""
+    if isinstance(items, torch.Tensor):
+        return items[torch.tensor(list(positions), device=items.device)].float().to(device)
+    return torch.from_numpy(np.asarray(items[list(positions)], dtype=np.float32)).to(device)
 
 
 def index_name(linker: str, backbone: Backbone) -> str:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, Iterator, Mapping
 
 import numpy as np
 
+from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.errors import LinkerError
 
 INDEX_FORMAT = 1
@@ -117,7 +118,7 @@ def _build_into(target: Path, key: Dict[str, Any], items: int, dim: int, build: 
             "dim": dim,
             "dtype": "float16",
             "build_seconds": round(time.perf_counter() - started, 3),
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "created": format_timestamp(),
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
         if target.exists():

@@ -1,7 +1,10 @@
-"""Linking a batch of files: decode, search, apply the ranking rules, build Candidates.
+"""Linking a batch of files: decode, search, add the file's evidence, apply the ranking rules,
+build Candidates.
 
-This is the library function the pipeline's link stage and ``wikivel-bot suggest`` call. No
-database here: the caller passes what the queue knows (rejected pairs) and stores the result.
+This is the library function behind every path that links (through
+``factory.ReadyLinker.link``, which resolves the batch's evidence first). No database here:
+the caller passes what the queue knows (rejected pairs) and the resolved evidence, and
+stores the result. How the evidence joins the image's candidates: ``evidence_link``.
 """
 
 from __future__ import annotations
@@ -19,12 +22,17 @@ from wikivel_bot.core.ranking import (
     depicted_exclusions,
     rank_candidates,
 )
-from wikivel_bot.core.safety import NAMED, FileText, SafetyRules, rules_from
+from wikivel_bot.core.evidence import Evidence
+from wikivel_bot.core.item_view import ItemGetter
+from wikivel_bot.core.outside_items import WithOutsideItems
+from wikivel_bot.core.safety import TIED, SafetyRules, rules_from
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.base import Linker, LinkerDescription, Query
 from wikivel_bot.linker.backbone.images import MAX_PIXELS, decode_image
 from wikivel_bot.linker.backbone.parallel_batches import run_units, units, worker_count
 from wikivel_bot.linker.backbone.prefetch import prefetched_batches, safe_prepare
+from wikivel_bot.linker.evidence_link import FileCandidates, annotate, candidate_sets
+from wikivel_bot.linker.evidence_model import EvidenceModel
 from wikivel_bot.linker.texts import file_text
 from wikivel_bot.types import Candidate, MediaFile
 
@@ -97,8 +105,13 @@ def link_files(
     max_pixels: int = MAX_PIXELS,
     finish: Optional[Callable[[Any], Any]] = None,
     workers: int = 0,
+    evidence: Optional[Mapping[int, Sequence[Evidence]]] = None,
+    items: Optional[Mapping[str, Any]] = None,
+    evidence_model: Optional[EvidenceModel] = None,
+    category_label_match: bool = False,
+    item_getter: Optional[ItemGetter] = None,
 ) -> List[LinkOutcome]:
-    """Link files to items of the linker's label set.
+    """Link files to items of the linker's label set and to the items their evidence names.
 
     :param linker: a linker from ``create_linker`` with a label set attached.
     :param files: (file, thumbnail bytes) pairs; instead of bytes, an RGB ``PIL.Image``
@@ -113,6 +126,15 @@ def link_files(
         (``parallel_batches``); 0 = what the linker offers (``concurrent_batches()``: the
         torch threads on CPU, else 1), 1 = one batch at a time over every torch thread with
         the next batch decoded in a pool.
+    :param evidence: the files' own evidence by page id (``commons.evidence.EvidenceResolver``):
+        its items join the image's candidates (see ``evidence_link``); None: image only.
+    :param items: ``ItemInfo`` of the evidence items, by QID: those outside the label set are
+        encoded on the fly, and their P31/P279 place them in the hierarchy.
+    :param evidence_model: gives each candidate its calibrated probability (and the order).
+    :param category_label_match: an unlinked category named exactly like one label-set item
+        is ``category label`` evidence for it.
+    :param item_getter: reads items on Wikidata (the client's ``get``): the safety rules walk
+        the classes above an outside item through it where the label set's graph ends.
     :returns: one :class:`Linked` or :class:`LinkFailed` per input, in input order.
     :raises LinkerError: no label set attached, or the model itself failed (not per file).
     """
@@ -159,16 +181,21 @@ def link_files(
         else:
             found = linker.search(queries, k)
             extras = [{} for _ in found]
-        ranked = [_rank(media, hits, label_set, rejected.get(media.page_id, frozenset()), rules, description)
-                  for media, hits in zip(medias, found)]
+        sets = candidate_sets(linker, queries, medias, found, label_set, rules.top_k, evidence, items,
+                              category_label_match)
+        # Outside items answer the ranking and safety rules from what Wikidata said of them.
+        view = WithOutsideItems(label_set, items, item_getter) if items else label_set
+        ranked = [_rank(media, one, view, rejected.get(media.page_id, frozenset()), rules, description)
+                  for media, one in zip(medias, sets)]
         verify = getattr(linker, "probabilities", None)
         if verify is not None:
             # A configured verifier (linker.verifier) replaces any probability with its own.
             verified = verify(queries, medias, [[c.qid for c in linked.candidates] for linked in ranked])
             extras = [{qid: (extra.get(qid, (None, None))[0], p) for qid, p in probabilities.items()}
                       for extra, probabilities in zip(extras, verified)]
-        for position, linked, extra in zip(positions, ranked, extras):
-            outcomes[position] = _with_details(linked, extra) if extra else linked
+        for position, linked, extra, one in zip(positions, ranked, extras, sets):
+            linked = _with_details(linked, extra) if extra else linked
+            outcomes[position] = replace(linked, candidates=annotate(linked.candidates, one, evidence_model))
 
     # Batches at once (parallel_batches): the linker says how many it can take; a wrapper
     # that does not say (the cascade, a verifier) links one batch at a time.
@@ -205,20 +232,17 @@ def _with_details(linked: Linked, extra: Mapping[str, Tuple[float, Optional[floa
 
 def _rank(
     media: MediaFile,
-    hits: Sequence[Tuple[int, float]],
+    found: FileCandidates,
     label_set: LabelSetView,
     rejected_qids: AbstractSet[str],
     rules: RankingRules,
     description: LinkerDescription,
 ) -> Linked:
-    qids = label_set.qids
     depicted = [d.qid for d in media.depicts if d.rank != "deprecated"]
     # A deprecated depicts statement says the item is wrong for this file: never propose it.
     rejected_all = set(rejected_qids) | {d.qid for d in media.depicts if d.rank == "deprecated"}
-    ranking = rank_candidates(
-        ((qids[i], score) for i, score in hits), label_set, depicted=depicted, rejected=rejected_all, rules=rules,
-        text=FileText.of(media.title, media.description, media.categories),
-    )
+    ranking = rank_candidates(found.scored, label_set, depicted=depicted, rejected=rejected_all, rules=rules,
+                              evidence=found.evidence)
     warnings = tuple(description.warnings)
     candidates = tuple(
         Candidate(
@@ -241,10 +265,10 @@ def _evidence(item: RankedItem, description: LinkerDescription, warnings: Tuple[
         "description": item.description,
         "notes": list(item.notes),
     }
-    named = [note for note in item.notes if note.startswith(NAMED)]
-    if named:
-        # A person or sensitive item is proposed only because the file's text names it.
-        evidence["named_in_text"] = named[0]
+    tied = [note for note in item.notes if note.startswith(TIED)]
+    if tied:
+        # A person or sensitive item is proposed only because the file's evidence names it.
+        evidence["tied_by_evidence"] = tied[0]
     if description.random_weights:
         evidence["random_weights"] = True
     if description.checkpoint:

@@ -10,6 +10,9 @@ Everything is recomputed from the stored results (no label set, no linker needed
   share correct at each hop level — *micro* precision: correct suggestions / suggestions;
 * by super-category: of the suggestion (share correct), and of the human item (share of
   human items some top-k suggestion stands for);
+* by evidence kind: why each suggestion was made ("image only", or the kind of the file's
+  own evidence naming it: category, category label, link, identifier, several) and the
+  share of each kind that is correct (micro precision, as by score band);
 * the writer's verdicts: the share of suggestions its re-check would have skipped.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from wikivel_bot.core.evidence import BUCKETS
 from wikivel_bot.core.metrics import mean
 from wikivel_bot.liveeval.records import HOP_LEVELS, WRITER_KINDS, FileResult, RunInfo, Suggestion
 
@@ -70,6 +74,21 @@ class CategoryRow:
         return self.found[hops] / self.human if self.human else 0.0
 
 
+@dataclass(frozen=True)
+class EvidenceRow:
+    """Suggestions made for one kind of evidence (:data:`wikivel_bot.core.evidence.BUCKETS`).
+
+    :param correct: of those, correct at hop levels 0..3.
+    """
+
+    name: str
+    suggestions: int
+    correct: Tuple[int, ...]
+
+    def precision(self, hops: int) -> float:
+        return self.correct[hops] / self.suggestions if self.suggestions else 0.0
+
+
 @dataclass
 class Summary:
     """The numbers of one linker run.
@@ -86,6 +105,8 @@ class Summary:
     :param unknown_items: of those, items the label set does not keep.
     :param uploaded: (first, last) upload time of the files ("" when not known).
     :param files_without_suggestions: files the linker proposed nothing for.
+    :param evidence: one row per evidence kind, in :data:`~wikivel_bot.core.evidence.BUCKETS`
+        order (kinds with no suggestion included, with 0).
     """
 
     run: RunInfo
@@ -103,6 +124,7 @@ class Summary:
     uploaded: Tuple[str, str] = ("", "")
     files_without_suggestions: int = 0
     notes: List[str] = field(default_factory=list)
+    evidence: List[EvidenceRow] = field(default_factory=list)
 
     def writer_rate(self, kind: Optional[str] = None) -> float:
         """Share of suggestions the writer would skip (for one kind, or any kind)."""
@@ -131,6 +153,8 @@ class Summary:
                             "precision": [c.precision(h) for h in HOP_LEVELS], "human": c.human,
                             "found": list(c.found), "recall": [c.recall(h) for h in HOP_LEVELS]}
                            for c in self.categories],
+            "evidence_kinds": [{"name": e.name, "suggestions": e.suggestions, "correct": list(e.correct),
+                                "precision": [e.precision(h) for h in HOP_LEVELS]} for e in self.evidence],
             "recall_k": self.recall_k,
             "writer": dict(self.writer),
             "writer_skip_rate": self.writer_rate(),
@@ -187,6 +211,7 @@ def summarize_run(results: Sequence[FileResult], ks: Sequence[int] = DEFAULT_KS,
         unknown_items=sum(len(r.truth_unknown) for r in results),
         uploaded=(uploads[0], uploads[-1]) if uploads else ("", ""),
         files_without_suggestions=sum(1 for r in results if not r.suggestions),
+        evidence=evidence_rows(suggestions),
     )
     summary.notes = _notes(summary)
     return summary
@@ -226,6 +251,22 @@ def score_bands(suggestions: Sequence[Suggestion], count: int = DEFAULT_BANDS) -
         if start >= len(ordered):
             break
     return bands
+
+
+def evidence_rows(suggestions: Sequence[Suggestion]) -> List[EvidenceRow]:
+    """Micro precision by evidence kind: correct suggestions / suggestions of that kind.
+
+    Every bucket gets a row, in :data:`~wikivel_bot.core.evidence.BUCKETS` order, so a kind
+    that proposed nothing shows as 0 rather than vanishing from the report.
+    """
+    made = {name: 0 for name in BUCKETS}
+    correct = {name: [0] * len(HOP_LEVELS) for name in BUCKETS}
+    for s in suggestions:
+        made[s.evidence_kind] = made.get(s.evidence_kind, 0) + 1
+        row = correct.setdefault(s.evidence_kind, [0] * len(HOP_LEVELS))
+        for level in HOP_LEVELS:
+            row[level] += s.correct(level)
+    return [EvidenceRow(name, made[name], tuple(correct[name])) for name in made]
 
 
 def category_rows(results: Sequence[FileResult], k: int) -> List[CategoryRow]:

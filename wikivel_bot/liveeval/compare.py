@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from wikivel_bot.core.edit_rules import plan_edit
+from wikivel_bot.core.evidence_view import shown_evidence
 from wikivel_bot.core.metrics import MAX_HOPS, AncestorsOf, RankingMatch
 from wikivel_bot.liveeval.records import (
     ALREADY,
@@ -100,6 +101,7 @@ def compare(
     known: Optional[Callable[[str], bool]] = None,
     run: Optional[RunInfo] = None,
     probabilities: Optional[Mapping[str, Optional[float]]] = None,
+    evidence: Optional[Mapping[str, Mapping[str, Any]]] = None,
     **details: Any,
 ) -> FileResult:
     """Compare ranked suggestions with the human items of one file.
@@ -114,6 +116,8 @@ def compare(
     :param known: whether the label set keeps an item (for ``truth_unknown``).
     :param run: the run's provenance.
     :param probabilities: a verifier's match probability per suggested QID (cascade).
+    :param evidence: each suggested QID's stored evidence (``Candidate.evidence``), read
+        with :func:`~wikivel_bot.core.evidence_view.shown_evidence`; missing: image only.
     :param details: ``title``, ``uploaded``, ``page_url``, ``thumb_url`` as stored.
     :raises ValueError: when ``truth`` is empty.
     """
@@ -130,10 +134,12 @@ def compare(
         if matches:
             match, hop = min(matches.items(), key=lambda kv: (kv[1], kv[0]))
         kind, reason = writer_verdict(media, qid, lookup)
+        shown = shown_evidence((evidence or {}).get(qid))
         suggestions.append(Suggestion(
             rank=rank, qid=qid, score=round(float(score), 6), label=label_of(qid) if label_of else "",
             category=category_of(qid) if category_of else "", hop=hop, match=match, writer=kind,
             writer_reason=reason, probability=(probabilities or {}).get(qid),
+            evidence_kind=shown.kind, evidence=shown.texts,
         ))
     qids = [s.qid for s in suggestions]
     matcher = RankingMatch(qids, human, ancestors_of, max_hops=MAX_HOPS if ancestors_of else 0)

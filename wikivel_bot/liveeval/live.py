@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from wikivel_bot import __version__
 from wikivel_bot.config import Settings
+from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.liveeval.compare import compare, human_items
 from wikivel_bot.liveeval.records import FileResult, RunInfo
 from wikivel_bot.types import MediaFile, Upload
@@ -61,13 +62,6 @@ class LiveCounts:
             f"linker could not read: {sum(self.link_failed.values())} ({listed(self.link_failed)})",
             f"compared with human depicts: {self.evaluated}",
         ]
-
-
-def iso(moment: datetime) -> str:
-    """``2024-05-01T08:00:00Z`` (UTC) for a datetime (naive means UTC)."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def select_uploads(site: Any, settings: Settings, *, generator_args: Sequence[str] = (),
@@ -113,7 +107,7 @@ def run_info(settings: Settings, linker: Any, label_set: Any, selection: str, to
                                                             or settings.linker.weights or settings.linker.pretrained)
     return RunInfo(
         site=site,
-        started=iso(datetime.now(timezone.utc)),
+        started=format_timestamp(),
         selection=selection,
         linker=description.name,
         linker_version=description.version,
@@ -130,7 +124,7 @@ def run_info(settings: Settings, linker: Any, label_set: Any, selection: str, to
 
 def evaluate_live(
     site: Any,
-    linker: Any,
+    ready: Any,
     uploads: Iterable[Tuple[Upload, Optional[str]]],
     sink: Sink,
     *,
@@ -144,10 +138,11 @@ def evaluate_live(
     hand each comparison to ``sink``.
 
     :param site: a pywikibot site (``wikivel_bot.commons.site.open_site``).
-    :param linker: a linker with its label set attached (``CliContext.linker()``).
+    :param ready: the linker with its label set attached, and its rules with ``top_k =
+        run.top_k`` (``linker.factory.build_ready_linker``: what the daemon links with).
     :param uploads: from :func:`select_uploads`.
     :param sink: called with every :class:`FileResult`, in upload order.
-    :param settings: fetch, site and linker settings (``linker.top_k`` via ``run.top_k``).
+    :param settings: fetch and site settings.
     :param run: the provenance stored with every result.
     :param limit: stop after this many files compared.
     :param thumbnails: a ``ThumbnailClient`` (default: one from ``settings.fetch``, closed here).
@@ -157,7 +152,7 @@ def evaluate_live(
 
     client = thumbnails or ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     counts = LiveCounts()
-    context = _Context(site, linker, settings, run, client, sink, counts)
+    context = _Context(site, ready, settings, run, client, sink, counts)
     pending: List[Upload] = []
     try:
         for upload, refusal in uploads:
@@ -186,7 +181,7 @@ def evaluate_live(
 @dataclass
 class _Context:
     site: Any
-    linker: Any
+    ready: Any  # linker.factory.ReadyLinker: links as the daemon does, evidence included
     settings: Settings
     run: RunInfo
     client: Any
@@ -224,15 +219,14 @@ class _Context:
         from wikivel_bot.core.ranking import describe_item
         from wikivel_bot.core.review_rules import file_page_url
         from wikivel_bot.evaluation.scoring import memoize
-        from wikivel_bot.linker.link import Linked, link_files, rules_from_settings
+        from wikivel_bot.linker.link import Linked
 
-        label_set = self.linker.label_set
+        label_set = self.ready.linker.label_set
         ancestors_of = memoize(lambda qid: label_set.ancestors(qid, 3))
         category = getattr(label_set, "super_category", None)
-        rules = rules_from_settings(self.settings.linker, self.run.top_k, safety=self.settings.safety)
         # The linker must not see the human statements: the ranking would drop them.
         hidden = [(dataclasses.replace(media, depicts=()), data) for _, media, data in ready]
-        outcomes = link_files(self.linker, hidden, rules=rules)
+        outcomes = self.ready.link(hidden)
         for (upload, media, _), outcome in zip(ready, outcomes):
             if not isinstance(outcome, Linked):
                 _count(self.counts.link_failed, outcome.reason)
@@ -248,8 +242,9 @@ class _Context:
                 known=lambda qid: label_set.index_of(qid) is not None,
                 run=self.run,
                 probabilities={c.qid: c.probability for c in outcome.candidates},
+                evidence={c.qid: c.evidence for c in outcome.candidates},
                 title=media.title,
-                uploaded=iso(upload.timestamp),
+                uploaded=format_timestamp(upload.timestamp),
                 page_url=file_page_url(media.title, self.settings.site.api_url, self.settings.site.name),
                 thumb_url=media.thumb_url,
             )

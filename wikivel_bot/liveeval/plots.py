@@ -2,7 +2,7 @@
 
 Three PNGs: precision and recall by k, precision by score band, and precision / human-item
 recall by super-category. Without matplotlib the figures are skipped and the report says so
-(it is in the ``train`` extra: ``pip install 'wikivel-bot[train]'`` or ``pip install matplotlib``).
+(it is the ``report`` extra, also part of ``train``: ``pip install 'wikivel-bot[report]'``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def draw_figures(summaries: Sequence[Summary], out_dir: Path) -> Tuple[List[Path
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return [], ["figures skipped: matplotlib is not installed (pip install matplotlib)"]
+        return [], ["figures skipped: matplotlib is not installed (pip install 'wikivel-bot[report]')"]
     random = any(s.run.random_weights for s in summaries)
     suffix = " (RANDOM WEIGHTS)" if random else ""
     written = [

@@ -11,7 +11,8 @@ One line per (file, linker run). The first keys follow the evaluation kit's cont
      "truth_labels": {"Q146": "house cat"},
      "suggestions": [{"rank": 1, "qid": "Q146", "label": "house cat", "score": 0.31,
                       "category": "animal", "hop": 0, "match": "Q146",
-                      "writer": "", "writer_reason": ""}, ...],
+                      "writer": "", "writer_reason": "", "evidence_kind": "category",
+                      "evidence": ["Category:House cats → Q146"]}, ...],
      "found": {"Q146": [1, 1, 1, 1]},
      "hits": {"0": {"correct": [1], "credited": [1]}, "1": ..., "2": ..., "3": ...},
      "run": {"linker": "zero-shot", "random_weights": true, "labelset_hash": "sha256:…", ...}}
@@ -22,7 +23,9 @@ hops); ``found[q][h]`` is the first rank that stands for human item ``q`` at hop
 ``h``; ``hits`` are :class:`~wikivel_bot.core.metrics.Hits` per hop level, so every metric
 can be recomputed from the file alone, without the label set or the linker. ``writer`` is
 the kind of skip the writer's re-check would give (:data:`WRITER_KINDS`), "" when it would
-write.
+write. ``evidence_kind`` is why the item was suggested ("image only", or the kind of the
+file's own evidence naming it: :mod:`wikivel_bot.core.evidence_view`), for precision by
+evidence kind.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from wikivel_bot.core.evidence import BUCKETS
+from wikivel_bot.core.evidence_view import IMAGE_ONLY
 from wikivel_bot.core.metrics import MAX_HOPS, Hits
 from wikivel_bot.errors import UsageError
 
@@ -107,6 +112,10 @@ class Suggestion:
     :param writer: the writer's skip kind (:data:`WRITER_KINDS`), "" when it would write.
     :param writer_reason: the writer's reason in words.
     :param probability: a verifier's calibrated match probability (cascade), None without one.
+    :param evidence_kind: why it was suggested, as a report bucket (``image only``,
+        ``category``, ``category label``, ``link``, ``identifier``, ``several``); lines
+        written before evidence existed read back as ``image only``.
+    :param evidence: the evidence texts (``Category:Eiffel Tower → Q243``), none for image only.
     """
 
     rank: int
@@ -119,6 +128,8 @@ class Suggestion:
     writer: str = ""
     writer_reason: str = ""
     probability: Optional[float] = None
+    evidence_kind: str = IMAGE_ONLY
+    evidence: Tuple[str, ...] = ()
 
     def correct(self, hops: int) -> bool:
         """True when this suggestion stands for a human item within ``hops`` hops."""
@@ -211,6 +222,8 @@ class FileResult:
                     match=str(s.get("match", "")), writer=str(s.get("writer", "")),
                     writer_reason=str(s.get("writer_reason", "")),
                     probability=None if s.get("probability") is None else float(s["probability"]),
+                    evidence_kind=_bucket(s.get("evidence_kind", IMAGE_ONLY)),
+                    evidence=tuple(str(t) for t in s.get("evidence", ())),
                 )
                 for s in data["suggestions"]
             )
@@ -238,6 +251,12 @@ class FileResult:
         if missing:
             raise UsageError(f"{where}: 'hits' lacks hop level(s) {missing}")
         return result
+
+
+def _bucket(value: Any) -> str:
+    if value not in BUCKETS:
+        raise ValueError(f"evidence_kind {value!r} is not one of {', '.join(BUCKETS)}")
+    return str(value)
 
 
 def write_result(handle: IO[str], result: FileResult) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from wikivel_bot import __version__
+from wikivel_bot.core.wikitext import wikitext_escape
 from wikivel_bot.evaluation import Table, html_page
 from wikivel_bot.liveeval import wikitext as wt
 from wikivel_bot.liveeval.aggregate import DEFAULT_BANDS, DEFAULT_KS, summarize_run
@@ -31,6 +32,7 @@ from wikivel_bot.liveeval.tables import (
     bands_table,
     categories_table,
     comparison_table,
+    evidence_table,
     measured_on,
     metrics_table,
     thresholds_table,
@@ -76,7 +78,8 @@ def example_html(result: FileResult) -> str:
     shown = "".join(
         f"<li>{_mark(s.hop)} {esc(s.qid)} {esc(s.label)} ({s.score:.3f})"
         + (f" [hops {s.hop}, for {esc(s.match)}]" if s.hop else "")
-        + (f" <em>writer: {esc(s.writer)}</em>" if s.writer else "") + "</li>"
+        + (f" <em>writer: {esc(s.writer)}</em>" if s.writer else "")
+        + (f" <small>why: {esc('; '.join(s.evidence))}</small>" if s.evidence else "") + "</li>"
         for s in result.suggestions[:EXAMPLE_SUGGESTIONS])
     link = esc(result.page_url or "#", quote=True)
     return (f'<figure class="example"><a href="{link}"><img src="{esc(result.thumb_url, quote=True)}" '
@@ -88,7 +91,8 @@ def example_html(result: FileResult) -> str:
 def example_wikitext(result: FileResult) -> Tuple[str, str]:
     """(title, gallery caption) of one example."""
     human = ", ".join(wt.item_link(q, _label(result, q)) for q in result.truth)
-    shown = "; ".join(f"{s.rank} {_mark(s.hop)} {wt.item_link(s.qid, s.label)} ({s.score:.3f})"
+    shown = "; ".join(f"{s.rank} {_mark(s.hop)} {wt.item_link(s.qid, s.label)} ({s.score:.3f}"
+                      + (f", why: {wikitext_escape(', '.join(s.evidence))}" if s.evidence else "") + ")"
                       for s in result.suggestions[:EXAMPLE_SUGGESTIONS])
     return result.title, f"human: {human}. suggested: {shown}"
 
@@ -145,8 +149,8 @@ def write_report(
     if len(summaries) > 1:
         tables.append(comparison_table(summaries))
     for summary, group in zip(summaries, groups.values()):
-        tables += [metrics_table(summary), bands_table(summary), categories_table(summary), writer_table(summary),
-                   withheld_table(summary.run.linker, group)]
+        tables += [metrics_table(summary), bands_table(summary), categories_table(summary),
+                   evidence_table(summary), writer_table(summary), withheld_table(summary.run.linker, group)]
     if thresholds is not None:
         tables.append(thresholds_table(thresholds))
     if ratings is not None:

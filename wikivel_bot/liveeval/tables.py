@@ -76,6 +76,21 @@ def categories_table(summary: Summary) -> Table:
                   "an item counts as found when a top-k suggestion is it (or, at hops 3, an ancestor of it)"])
 
 
+def evidence_table(summary: Summary) -> Table:
+    """Precision by evidence kind: why each suggestion was made, and how often it was right."""
+    total = summary.suggestions
+    rows = [[e.name, str(e.suggestions), percent(e.suggestions / total if total else 0.0),
+             f"{percent(e.precision(0))} ({e.correct[0]}/{e.suggestions})" if e.suggestions else "n/a",
+             f"{percent(e.precision(3))} ({e.correct[3]}/{e.suggestions})" if e.suggestions else "n/a"]
+            for e in summary.evidence]
+    return Table(f"{summary.run.linker}: precision by evidence kind (%)",
+                 ["evidence", "suggestions", "share", "precision hops 0", "precision hops 3"], rows,
+                 ["evidence: why the item was suggested — image only (no evidence on the file's page), or "
+                  "the file's own category, category label (an unlinked category named like the item), "
+                  "link or identifier naming it, or several kinds at once; precision: correct suggestions / "
+                  "suggestions of that kind"])
+
+
 def writer_table(summary: Summary) -> Table:
     """What the writer's re-check would do with the suggestions (file with its human statements)."""
     total = summary.suggestions

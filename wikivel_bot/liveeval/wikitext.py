@@ -11,52 +11,41 @@ from __future__ import annotations
 
 from typing import Iterable, List, Sequence
 
+from wikivel_bot.core.wikitext import wikitext_escape
 from wikivel_bot.evaluation import Table
-
-# Characters that mean something in wikitext, as numeric character references (which
-# MediaWiki shows as the character and never parses as markup).
-_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "{": "&#123;", "}": "&#125;",
-            "|": "&#124;", "'": "&#39;", "~": "&#126;", "=": "&#61;", "*": "&#42;", "#": "&#35;", "!": "&#33;"}
-
-
-def escape(text: str) -> str:
-    """``text`` as literal wikitext: markup characters become character references."""
-    # "__" would start a behaviour switch (__NOTOC__); a single underscore is harmless.
-    joined = "".join(_ESCAPES.get(ch, ch) for ch in " ".join(str(text).split()))
-    return joined.replace("__", "_&#95;")
 
 
 def item_link(qid: str, label: str = "") -> str:
     """``[[d:Q146|house cat]]`` (the QID alone when there is no label)."""
-    return f"[[d:{qid}|{escape(label) if label else qid}]]"
+    return f"[[d:{qid}|{wikitext_escape(label) if label else qid}]]"
 
 
 def wikitable(table: Table) -> str:
     """A ``wikitable`` with a caption, header row, rows and the notes as a list under it."""
-    lines = ['{| class="wikitable sortable"', f"|+ {escape(table.title)}", "|-",
-             "! " + " !! ".join(escape(h) for h in table.headers)]
+    lines = ['{| class="wikitable sortable"', f"|+ {wikitext_escape(table.title)}", "|-",
+             "! " + " !! ".join(wikitext_escape(h) for h in table.headers)]
     for row in table.rows:
         lines.append("|-")
-        lines.append("| " + " || ".join(escape(c) for c in row))
+        lines.append("| " + " || ".join(wikitext_escape(c) for c in row))
     lines.append("|}")
-    lines += [f"* {escape(note)}" for note in table.notes]
+    lines += [f"* {wikitext_escape(note)}" for note in table.notes]
     return "\n".join(lines) + "\n"
 
 
 def heading(text: str, level: int = 2) -> str:
     """``== text ==`` (text escaped)."""
     marks = "=" * level
-    return f"{marks} {escape(text)} {marks}\n"
+    return f"{marks} {wikitext_escape(text)} {marks}\n"
 
 
 def paragraph(text: str) -> str:
     """A paragraph of escaped text."""
-    return escape(text) + "\n"
+    return wikitext_escape(text) + "\n"
 
 
 def gallery(entries: Iterable[tuple]) -> str:
     """A ``<gallery>`` of (``File:`` title, caption wikitext) pairs; the caption must
-    already be wikitext (built with :func:`escape` and :func:`item_link`)."""
+    already be wikitext (built with :func:`~wikivel_bot.core.wikitext.wikitext_escape` and :func:`item_link`)."""
     lines = ['<gallery mode="packed" heights="160">']
     for title, caption in entries:
         name = title if title.startswith("File:") else f"File:{title}"
@@ -72,5 +61,5 @@ def document(parts: Sequence[str]) -> str:
 
 def bullet_list(items: Sequence[str]) -> str:
     """An escaped ``*`` list."""
-    lines: List[str] = [f"* {escape(item)}" for item in items]
+    lines: List[str] = [f"* {wikitext_escape(item)}" for item in items]
     return "\n".join(lines) + ("\n" if lines else "")

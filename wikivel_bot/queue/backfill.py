@@ -99,13 +99,13 @@ def claim_pages(store: Store, file_ids: Sequence[int], worker: str,
             chunk = ids[start:start + CHUNK]
             # A locking read, then the update: PostgreSQL and MariaDB re-check the condition
             # on a row another transaction just changed, so a row is never claimed twice.
-            free = [int(i) for i in conn.execute(store.for_update(
+            free = [int(i) for i in conn.execute(
                 select(files.c.id).where(
                     files.c.id.in_(chunk),
                     files.c.state.in_([s.value for s in states]),
                     or_(files.c.claimed_by.is_(None), files.c.claimed_at < expired),
-                )
-            )).scalars()]
+                ).with_for_update()
+            ).scalars()]
             if free:
                 conn.execute(
                     update(files).where(files.c.id.in_(free))

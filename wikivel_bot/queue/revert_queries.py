@@ -82,8 +82,8 @@ def mark_reverted(store: Store, candidate_id: int, batch_id: str, revid: int,
     """
     now = utcnow()
     with store.transaction() as conn:
-        row = conn.execute(store.for_update(select(candidates.c.state).where(
-            candidates.c.id == candidate_id))).first()
+        row = conn.execute(select(candidates.c.state).where(
+            candidates.c.id == candidate_id).with_for_update()).first()
         if row is None:
             raise NotFound(f"no candidate {candidate_id}")
         current = CandidateState(row.state)

@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 from sqlalchemy import and_, exists, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from wikivel_bot.core.evidence_view import shown_evidence
 from wikivel_bot.core.review_rules import (
     ReviewCandidate,
     ReviewFile,
@@ -28,7 +29,9 @@ from wikivel_bot.core.review_rules import (
     category_matches,
     file_title,
     normalize_name,
+    without_withheld,
 )
+from wikivel_bot.core.safety import ItemCheck, withheld_by_rule
 from wikivel_bot.queue.rows import media_from_json
 from wikivel_bot.queue.store import Store
 from wikivel_bot.queue.tables import candidates, decisions, edits, files
@@ -109,8 +112,9 @@ def iter_review_files(store: Store, flt: ReviewFilter, after_id: int = 0) -> Ite
             wanted = [r for r in rows if not flt.category or category_matches(flt.category, _categories(r.media))]
             by_file = _candidates_of(conn, [r.id for r in wanted], cand_cond)
         for row in wanted:
-            if by_file.get(row.id):
-                yield _review_file(row, by_file[row.id])
+            found = _review_file(row, by_file[row.id], flt.safety) if by_file.get(row.id) else None
+            if found is not None and found.candidates:
+                yield found
         if len(rows) < CHUNK:
             return
         after_id = rows[-1].id
@@ -122,7 +126,10 @@ def next_review_file(store: Store, flt: ReviewFilter, after_id: int = 0) -> Opti
 
 
 def count_review_files(store: Store, flt: ReviewFilter) -> int:
-    """How many files ``iter_review_files`` would give (for "file 3 of 17")."""
+    """How many files ``iter_review_files`` would give (for "file 3 of 17").
+
+    Counted in the database: a file whose every pair the current safety rules now withhold
+    (``flt.safety``, after a rule change) is counted though not shown."""
     cand_cond = _candidate_condition(flt)
     matching = exists().where(candidates.c.file_id == files.c.id, cand_cond)
     if not flt.category:
@@ -270,16 +277,17 @@ def _categories(media: Optional[Mapping[str, Any]]) -> List[str]:
     return list((media or {}).get("categories", ()))
 
 
-def _review_file(row: Any, cand_rows: Sequence[Any]) -> ReviewFile:
+def _review_file(row: Any, cand_rows: Sequence[Any], safety: Optional[ItemCheck] = None) -> ReviewFile:
+    """A file as the review shows it; with ``safety``, without the queued pairs the current
+    safety rules withhold (``core.review_rules.without_withheld``)."""
     media = media_from_json(row.page_id, row.title, row.media or {})
-    return ReviewFile(
+    return without_withheld(ReviewFile(
         file_id=int(row.id), page_id=int(row.page_id), title=row.title, uploader=row.uploader or "",
         uploaded_at=row.uploaded_at, thumb_url=media.thumb_url, description=media.description,
         categories=media.categories, depicts=media.depicts,
         candidates=candidate_order([_review_candidate(c) for c in cand_rows]),
-        withheld=tuple((str(w.get("rule", "")), str(w.get("qid", "")))
-                       for w in (row.media or {}).get("withheld", ()) if isinstance(w, dict)),
-    )
+        withheld=tuple(sorted(withheld_by_rule((row.media or {}).get("withheld")).items())),
+    ), safety)
 
 
 def _review_candidate(row: Any) -> ReviewCandidate:
@@ -294,6 +302,7 @@ def _review_candidate(row: Any) -> ReviewCandidate:
         label=str(evidence.get("label") or ""), description=str(evidence.get("description") or ""),
         notes=notes, random_weights=bool(evidence.get("random_weights")),
         alpha=_optional_float(evidence.get("alpha")), probability=_optional_float(evidence.get("probability")),
+        evidence=shown_evidence(evidence),
     )
 
 

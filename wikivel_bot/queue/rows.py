@@ -43,6 +43,7 @@ def media_to_json(media: MediaFile) -> Dict[str, Any]:
         "revid": media.revid,
         "protected": media.protected,
         "bots_allowed": media.bots_allowed,
+        "references": list(media.references),
     }
 
 
@@ -57,6 +58,8 @@ def media_from_json(page_id: int, title: str, doc: Mapping[str, Any]) -> MediaFi
         revid=int(doc.get("revid", 0)),
         protected=bool(doc.get("protected", False)),
         bots_allowed=bool(doc.get("bots_allowed", True)),
+        # Records written before evidence references existed have none.
+        references=tuple(doc.get("references", ())),
     )
 
 

@@ -172,3 +172,17 @@ daemon_state = Table(
     Column("updated_at", DateTime, nullable=False),
     **MYSQL_TABLE_OPTIONS,
 )
+
+# Commons evidence resolved once for every file that shares it (wikivel_bot.commons.evidence):
+# "category:Eiffel Tower", "link:enwiki:Eiffel Tower", "id:P359:518452", "item:Q243" → the
+# item, or NULL for "resolved to no item". Rows expire so an edit on the wiki (a category
+# linked later) is seen again; an expired row is simply overwritten.
+EVIDENCE_KEY_LENGTH = 512  # utf8mb4: 2 KB, inside InnoDB's 3 KB index limit
+evidence_cache = Table(
+    "evidence_cache",
+    metadata,
+    Column("key", String(EVIDENCE_KEY_LENGTH), primary_key=True),
+    Column("qid", String(20), nullable=True),
+    Column("expires_at", DateTime, nullable=False),
+    **MYSQL_TABLE_OPTIONS,
+)

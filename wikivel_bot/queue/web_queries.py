@@ -19,6 +19,7 @@ from sqlalchemy import and_, exists, func, select
 from sqlalchemy.exc import DBAPIError
 
 from wikivel_bot.core.review_rules import ReviewFile, ReviewFilter, category_matches
+from wikivel_bot.core.safety import ItemCheck
 from wikivel_bot.errors import DatabaseUnavailable
 from wikivel_bot.queue import reviews
 from wikivel_bot.queue.store import Store
@@ -88,8 +89,9 @@ def queue_page(store: Store, query: QueueQuery, after_id: int = 0, limit: int = 
                       or category_matches(query.flt.category, reviews._categories(r.media))]
             by_file = reviews._candidates_of(conn, [r.id for r in wanted], cond)
         for row in wanted:
-            if by_file.get(row.id):
-                found.append(reviews._review_file(row, by_file[row.id]))
+            shown = reviews._review_file(row, by_file[row.id], query.flt.safety) if by_file.get(row.id) else None
+            if shown is not None and shown.candidates:
+                found.append(shown)
                 if len(found) == limit:
                     return found, int(row.id)
         if len(rows) < chunk:
@@ -97,9 +99,12 @@ def queue_page(store: Store, query: QueueQuery, after_id: int = 0, limit: int = 
         after_id = int(rows[-1].id)
 
 
-def file_detail(store: Store, page_id: int) -> Optional[ReviewFile]:
-    """A live file with every one of its pairs, whatever their state; None when not queued."""
-    flt = ReviewFilter(states=tuple(CandidateState), page_ids=(page_id,))
+def file_detail(store: Store, page_id: int, safety: Optional[ItemCheck] = None) -> Optional[ReviewFile]:
+    """A live file with every one of its pairs, whatever their state; None when not queued.
+
+    :param safety: the current safety rules: queued pairs they withhold are left out.
+    """
+    flt = ReviewFilter(states=tuple(CandidateState), page_ids=(page_id,), safety=safety)
     return reviews.next_review_file(store, flt)
 
 
@@ -176,10 +181,13 @@ def review_filter(flt: ReviewFilter, states: Tuple[CandidateState, ...]) -> Revi
     return replace(flt, states=states)
 
 
-def top_items(store: Store, limit: int = 40) -> List[Tuple[str, int, str]]:
+def top_items(store: Store, limit: int = 40, safety: Optional[ItemCheck] = None) -> List[Tuple[str, int, str]]:
     """The items with the most pairs waiting for review: (qid, pairs, a label from evidence).
 
     The grid's start page: one item across many files goes fastest where an item has many.
+    :param safety: the current safety rules: an item they withhold without evidence (a
+        person) is not listed (its pairs in files whose evidence ties them to it show in
+        that file's grid).
     """
     with store.transaction() as conn:
         rows = conn.execute(
@@ -191,6 +199,8 @@ def top_items(store: Store, limit: int = 40) -> List[Tuple[str, int, str]]:
         evidence = dict(conn.execute(select(candidates.c.id, candidates.c.evidence).where(candidates.c.id.in_(ids))).all()) if ids else {}
     out = []
     for qid, n, newest in rows:
+        if safety is not None and safety(qid, ()).withheld:
+            continue
         ev = evidence.get(newest)
         out.append((qid, int(n), str(ev.get("label") or "") if isinstance(ev, dict) else ""))
     return out

@@ -12,7 +12,7 @@ from wikivel_bot.errors import NotFound, UsageError
 from wikivel_bot.queue import reviews
 from wikivel_bot.queue.store import Store
 from wikivel_bot.core.titles import FILE_PREFIXES, check_file_title
-from wikivel_bot.types import DecisionAction, is_qid, mid_of, page_id_of
+from wikivel_bot.types import DecisionAction, is_mid, is_qid, mid_of, page_id_of
 
 # The decisions table's reviewer column.
 MAX_REVIEWER_CHARS = 255
@@ -57,7 +57,7 @@ def resolve_page_id(store: Store, ref: str) -> int:
     :raises UsageError: neither form. :raises NotFound: a title not in the queue.
     """
     text = ref.strip()
-    if text[:1] in "Mm" and text[1:].isdigit():
+    if is_mid(text, any_case=True):
         try:
             return page_id_of(text.upper())
         except ValueError as exc:

@@ -22,8 +22,8 @@ from wikivel_bot.core.review_rules import (
     format_score,
     format_signals,
     spreadsheet_safe,
-    wikitext_escape,
 )
+from wikivel_bot.core.wikitext import wikitext_escape
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import CandidateState
 
@@ -33,10 +33,10 @@ FORMATS = EXPORT_FORMATS
 CSV_COLUMNS = (
     "mid", "title", "file_url", "thumb_url", "qid", "label", "description", "score", "rank",
     "state", "prominent", "linker", "categories", "file_description", "existing_depicts",
-    "notes", "alpha", "probability", "decision",
+    "notes", "alpha", "probability", "evidence_kind", "evidence", "decision",
 )
 # Columns holding free text from the wiki or the label set (guarded against formulas).
-_TEXT_COLUMNS = {"title", "label", "description", "categories", "file_description", "notes"}
+_TEXT_COLUMNS = {"title", "label", "description", "categories", "file_description", "notes", "evidence"}
 
 # QuickStatements adds statements: only pairs a human approved may become one (a dry run
 # leaves them approved).
@@ -163,6 +163,11 @@ def pair_record(f: ReviewFile, c: ReviewCandidate, page_url: Callable[[str], str
         "notes": list(c.notes) + (["random weights: meaningless"] if c.random_weights else []),
         "alpha": c.alpha,
         "probability": c.probability,
+        # Why: "image only" or the file's own evidence (core.evidence_view), as suggest --json.
+        "evidence_kind": c.evidence.kind,
+        "evidence": list(c.evidence.texts),
+        "sources": [ev.as_dict() for ev in c.evidence.sources],
+        "in_label_set": c.evidence.in_label_set,
     }
 
 
@@ -184,6 +189,7 @@ def _write_csv(files: Iterable[ReviewFile], out: TextIO, page_url: Callable[[str
                 "existing_depicts": " ".join(record["existing_depicts"]),  # type: ignore[arg-type]
                 "notes": "; ".join(record["notes"]),  # type: ignore[arg-type]
                 "file_description": " ".join(f.description.split()),
+                "evidence": c.evidence.why(),
                 "decision": "",
             }
             writer.writerow(
@@ -224,7 +230,8 @@ def _write_wikitext(
     out.write(
         f"Depicts suggestions made by wikivel-bot, a visual entity linker, generated {stamp}"
         + (f" ({wikitext_escape(heading)})" if heading else "")
-        + ". Each suggestion shows its score and, once decided, its state. Please say below "
+        + ". Each suggestion shows its score, why it was suggested (the file's own categories, links or "
+        "identifiers naming the item, or the image only) and, once decided, its state. Please say below "
         "which suggestions are right or wrong; see [[Commons:Depicts]] for what belongs in depicts.\n\n"
     )
     out.write('{| class="wikitable sortable"\n! File !! Suggested depicts (score) !! Categories\n')
@@ -245,7 +252,9 @@ def _write_wikitext(
                 extra.append(signals)
             if c.state is not CandidateState.PROPOSED:
                 extra.append(c.state.value + (", prominent" if c.prominent else ""))
-            suggestions.append(text + (f" ({'; '.join(extra)})" if extra else ""))
+            # The evidence texts hold wiki markup ([[w:…]], {{Rijksmonument|…}}): escaped, shown as written.
+            why = f"<br /><small>why: {wikitext_escape(c.evidence.why())}</small>"
+            suggestions.append(text + (f" ({'; '.join(extra)})" if extra else "") + why)
             stats.pairs += 1
         categories = ", ".join(f"[[:Category:{wikitext_escape(c)}|{wikitext_escape(c)}]]" for c in f.categories)
         out.write("|-\n")

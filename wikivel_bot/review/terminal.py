@@ -105,7 +105,7 @@ def render(session: ReviewSession, width: int = 100, height: Optional[int] = Non
     :param width: terminal columns; long lines are cut, URLs are not (they wrap).
     :param height: terminal rows. When given, the screen fits in ``height - 1`` rows (the
         prompt takes the last), so the file's header (title, description, depicts now)
-        never scrolls away: candidates' notes are shown for the selected one only, then
+        never scrolls away: candidates' evidence and notes are shown for the selected one only, then
         the candidate list becomes a window around the selection.
     """
     view = session.current
@@ -148,6 +148,8 @@ def render(session: ReviewSession, width: int = 100, height: Optional[int] = Non
             mark = f"  [{view.marks[i]}]" if view.marks[i] else ""
             row = f"{pointer} #{i + 1:<2} {cand.qid:<10} {format_score(cand.score):>6}  {text}"
             block = [_cut(row, width - len(mark)) + mark]
+            # Why the item was suggested: the file's own evidence, or the image only.
+            block.append(_cut(f"        why: {cand.evidence.why()}", width * 2))
             signals = format_signals(cand.alpha, cand.probability)
             if signals:
                 block.append(_cut(f"        {signals}", width))

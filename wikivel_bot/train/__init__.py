@@ -41,6 +41,8 @@ Modules, one concept each::
     cascade_data.py    what a cascade run loads: caches, frozen first stage, top-K lists
     cascade.py     ``train --variant cascade``: the pair model, its losses, the verifier's fit
     cascade_eval.py    the cascade beside zero-shot/naive-mlp/fusion, verifier metrics
+    evidence.py    candidate records for the evidence model; ``train evidence`` fits it
+    synthetic_evidence.py  the synthetic set with category/link/id evidence, some misleading
 
 Importing this package does not import torch; the names below that need it load on use.
 """

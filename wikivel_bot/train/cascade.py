@@ -3,8 +3,8 @@
 The first stage is frozen (a trained ``naive-mlp`` or ``fusion`` checkpoint, ``--first-stage``;
 without one its untrained head ranks like zero-shot). Every file's top K candidates are taken once from
 it over cached CLIP embeddings; the pair model then learns to re-rank them from the image,
-the file's text (cleaned name, description, categories — cut to ``text_tokens`` tokens as the
-linker cuts them), the item's text and its P18 image.
+the file's text (cleaned name, categories, description in ``text_order`` — cut to
+``text_tokens`` tokens as the linker cuts them), the item's text and its P18 image.
 
 Losses over each file's candidate list (the first stage's top K are the hardest negatives
 there are; in training a file's true items missing from its list replace the last ones):
@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from wikivel_bot.config import CascadeSettings
 from wikivel_bot.core.verification import METHODS, fit_calibration, verification_metrics
 from wikivel_bot.errors import UsageError
+from wikivel_bot.linker.cascade.text import TEXT_ORDER
 from wikivel_bot.train.cascade_data import CascadeData, prepare_cascade
 from wikivel_bot.train.epochs import run_epochs
 from wikivel_bot.train.state import (
@@ -64,6 +65,7 @@ class CascadeTrainConfig:
     :param first_stage: a trained first-stage checkpoint (naive-mlp or fusion); '' = untrained.
     :param first_stage_linker: its registry name when no checkpoint is given.
     :param candidates: K, first-stage candidates per file; :param text_tokens: file-text tokens.
+    :param text_order: the order of the file text's parts (``linker.cascade.text``), recorded in the checkpoint.
     :param loss: ``triplet`` or ``contrastive``; :param margin: triplet margin.
     :param calibration: ``platt`` or ``isotonic`` (the verifier's map).
     Other fields as in ``loop.TrainConfig``; ``batch_size`` counts files here.
@@ -83,6 +85,7 @@ class CascadeTrainConfig:
     threads: int = 0
     candidates: int = 50
     text_tokens: int = CascadeSettings.text_tokens
+    text_order: Tuple[str, ...] = TEXT_ORDER
     epochs: int = 10
     batch_size: int = 64
     lr: float = 1e-3
@@ -170,7 +173,9 @@ def train_cascade(config: CascadeTrainConfig) -> TrainResult:
             path, spec=data.spec.as_dict(), pair=pair, pair_args=args, backbone=data.backbone_block,
             labelset_hash=data.label_set.content_hash, first_stage_linker=data.first_stage_linker,
             first_stage=data.first_stage_doc, candidates=config.candidates, text_tokens=config.text_tokens,
-            calibration=calibration, verification=verification,
+            text_order=config.text_order, calibration=calibration, verification=verification,
+            # The verifier beside a linker gets item images exactly when it was fitted with them.
+            item_images=int(data.item_image_present.sum()),
             extra={"train": plain, "step": position.step, "epoch": position.epoch, "validation": dict(metrics),
                    "data": data.data_info, "open_clip_config": data.open_clip_config},
         )

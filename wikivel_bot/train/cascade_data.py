@@ -143,7 +143,7 @@ def prepare_cascade(config: Any) -> CascadeData:
     item_text = item_vectors(spec.item_text)
     first_item_text = item_text if first_spec.item_text == spec.item_text else item_vectors(first_spec.item_text)
     table = dataset.table
-    file_texts = [cascade_file_text(t, d or "", c or ()) for t, d, c in zip(
+    file_texts = [cascade_file_text(t, d or "", c or (), config.text_order) for t, d, c in zip(
         dataset.titles, table.column("description").to_pylist(), table.column("categories").to_pylist())]
     file_text, file_present = _file_text_embeddings(backbone, file_texts, config.text_tokens, cache)
     item_images = embeddings.named_image_embeddings(backbone, list(label_set.images), store, cache, progress=progress)

@@ -1,6 +1,6 @@
 """The cascade beside the single-stage linkers on one split, and its verifier's calibration.
 
-Every model runs through the bot's own code path (``create_linker``, ``attach``, ``search``
+Every model runs through the bot's own code path (``build_ready_linker``, ``attach``, ``search``
 / ``search_details``; images decoded and encoded afresh), so the figures are what
 ``suggest`` would rank. Ranking metrics: R@1/5/10, DivR@10, mAP@10, nDCG@5 (hop 0). The
 verifier is judged on every (file, candidate) pair of the cascade's lists on the split — files
@@ -64,12 +64,11 @@ def compare_cascade(
     :param precision: ``linker.precision`` of every model (``auto``: what the bot would run).
     :raises UsageError: no file of the split has an image.
     """
-    from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.base import Query
     from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
     from wikivel_bot.linker.backbone.images import decode_image
     from wikivel_bot.linker.texts import file_text
-    from wikivel_bot.train.evaluate import item_image_loader, register_checkpoint_model
+    from wikivel_bot.train.evaluate import built_linker, item_image_loader, register_checkpoint_model
 
     checkpoint = load_cascade_checkpoint(cascade_checkpoint)
     register_checkpoint_model(dict(checkpoint.open_clip), dict(checkpoint.extra))
@@ -98,8 +97,7 @@ def compare_cascade(
     plan.append(("cascade", Path(cascade_checkpoint)))
     linkers = []
     for name, path in plan:
-        linker = create_linker(name, dataclasses.replace(settings, name=name, checkpoint=str(path or "")),
-                               item_image_loader=loader, cascade=cascade)
+        linker = built_linker(dataclasses.replace(settings, name=name, checkpoint=str(path or "")), loader, cascade)
         linker.attach(label_set, cache_dir)
         linkers.append(linker)
     rows = dataset.split_rows(split).tolist()[:limit]

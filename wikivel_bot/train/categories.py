@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
+from wikivel_bot.core.titles import page_name
 from wikivel_bot.errors import UsageError
 
 # (kind, pattern). Anchored where the phrase only means "about the file" at the start.
@@ -88,10 +89,7 @@ class CategoryFilter:
 
 def normalise(category: str) -> str:
     """``Category:Black_cats`` -> ``Black cats`` (prefix dropped, spaces, first letter upper)."""
-    name = " ".join(category.replace("_", " ").split())
-    if name.lower().startswith("category:"):
-        name = name[len("category:"):].strip()
-    return name[:1].upper() + name[1:]
+    return page_name(category, ("Category:",))
 
 
 def load_filter(path: Optional[Path] = None) -> CategoryFilter:

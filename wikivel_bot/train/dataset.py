@@ -28,7 +28,6 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -37,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from wikivel_bot import __version__
+from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.errors import UsageError
 from wikivel_bot.train.counts import TRAIN_COUNTS, counted_on_card, train_counts, write_train_counts
 from wikivel_bot.train.filenames import file_name
@@ -245,7 +245,7 @@ def make_card(table: pa.Table, label_set: Any, *, seed: int, fractions: Sequence
         "super_categories_train": dict(super_categories.most_common()),
         "filtering": counts.as_dict(),
         "manifest": MANIFEST,
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": format_timestamp(),
         "built_by": f"wikivel-bot {__version__}",
     }
 

@@ -3,7 +3,7 @@
 The checkpoint is self-describing (``linker/checkpoint.py``): the linker variant, the open_clip
 model and weights tag, the label-set hash and — for custom model configs such as the tiny test
 model — the model config itself, so nothing but the checkpoint, the dataset and its images is
-needed. Every model runs through the bot's own code path (``create_linker``, ``attach``,
+needed. Every model runs through the bot's own code path (``build_ready_linker``, ``attach``,
 ``search``: images decoded and encoded afresh, not the training cache), ranks the whole label
 set, and is scored with ``evaluation.score_rankings`` at k = 1, 5, 10, 20, 50, 100 and hops
 0-3. The baselines (zero-shot on the same backbone, random-freq, top-k) see the same files.
@@ -129,7 +129,6 @@ def evaluate_checkpoint(
     """
     from tqdm import tqdm
 
-    from wikivel_bot.linker import create_linker
     from wikivel_bot.linker.checkpoint import check_labelset, load_checkpoint
 
     unknown = [b for b in baselines if b not in BASELINES]
@@ -143,9 +142,9 @@ def evaluate_checkpoint(
     settings = settings_for(checkpoint, weights=weights, device=device, cache_dir=cache_dir)
     store = image_store(dataset, images)
     # Fusion's Wikidata side reads item images from the same store training read them from.
-    linkers = [(create_linker(checkpoint.linker, settings, item_image_loader=item_image_loader(store)), True)]
+    linkers = [(built_linker(settings, item_image_loader(store)), True)]
     for name in baselines:
-        baseline = create_linker(name, dataclasses.replace(settings, name=name, checkpoint=""))
+        baseline = built_linker(dataclasses.replace(settings, name=name, checkpoint=""))
         if hasattr(baseline, "set_frequencies"):
             # §4.4: the baselines draw by frequency in the train split, after promotion.
             baseline.set_frequencies(dataset.train_counts(), f"train split of {dataset.path.name}, after promotion")
@@ -185,6 +184,20 @@ def evaluate_checkpoint(
         card=dataset.card, results=results, files=len(truth), files_without_image=missing, ks=tuple(ks),
         hops=tuple(hops), device=linkers[0][0].description.device,
     )
+
+
+def built_linker(settings: LinkerSettings, loader: Any = None, cascade: Any = None) -> Any:
+    """A linker from the bot's one builder (``build_ready_linker``, not attached): the
+    evaluations rank with it as the bot does, without its ranking rules.
+
+    :param loader: item images (an image store's, :func:`item_image_loader`).
+    :param cascade: ``CascadeSettings`` (defaults when None).
+    """
+    from wikivel_bot.config import Settings
+    from wikivel_bot.linker import build_ready_linker
+
+    full = dataclasses.replace(Settings(), linker=settings, **({"cascade": cascade} if cascade is not None else {}))
+    return build_ready_linker(full, item_images=(lambda: loader) if loader is not None else None).linker
 
 
 def item_image_loader(store: Any) -> Any:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set
 from urllib.parse import quote
 
+from wikivel_bot.core.titles import first_upper
 from wikivel_bot.errors import FileUnavailable
 from wikivel_bot.train.dataset import SPLITS, Dataset
 from wikivel_bot.train.shards import ShardWriter, shard_keys
@@ -41,8 +42,7 @@ def thumb_url(title: str, width: int, root: str = UPLOAD_ROOT) -> str:
     :param root: the media root (tests point it at a local server).
     """
     name = title.split(":", 1)[1] if title.lower().startswith(("file:", "image:")) else title
-    name = name.strip().replace(" ", "_")
-    name = name[:1].upper() + name[1:]
+    name = first_upper(name.strip().replace(" ", "_"))
     digest = hashlib.md5(name.encode("utf-8")).hexdigest()
     quoted = quote(name)
     thumb = f"{width}px-{quoted}" + (".png" if name.lower().endswith(".svg") else "")

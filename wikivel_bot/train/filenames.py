@@ -8,9 +8,9 @@ name) compare them in the one form below, so it lives beneath both.
 
 from __future__ import annotations
 
+from wikivel_bot.core.titles import FILE_PREFIXES, page_name
+
 
 def file_name(title: str) -> str:
     """``File:Red_fox.jpg`` / ``Red fox.jpg`` -> ``Red fox.jpg`` (how P18 values are written)."""
-    name = title.split(":", 1)[1] if title.lower().startswith(("file:", "image:")) else title
-    name = " ".join(name.replace("_", " ").split())
-    return name[:1].upper() + name[1:]
+    return page_name(title, FILE_PREFIXES)

@@ -41,6 +41,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Sequence, Tuple
 
 from wikivel_bot.errors import UsageError
 from wikivel_bot.train.dataset import SPLITS, BuildCounts, FileRecord, write_dataset
+from wikivel_bot.types import is_qid
 
 PAPER_ADDRESS = "https://huggingface.co/datasets/aaintelligentsystems/vel_commons_wikidata"
 SERVED_AT = "https://huggingface.co/datasets/aiintelligentsystems/vel_commons_wikidata"
@@ -103,7 +104,7 @@ def _qids(value: Any, where: str) -> List[str]:
     for v in values:
         qid = v.get("qid") or v.get("id") if isinstance(v, dict) else v
         qid = str(qid or "").strip()
-        if not (qid[:1] == "Q" and qid[1:].isdigit()):
+        if not is_qid(qid):
             raise UsageError(f"{where}: {qid!r} is not a QID")
         out.append(qid)
     return out

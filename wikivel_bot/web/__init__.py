@@ -12,7 +12,8 @@ Modules, one concept each:
   ``/api/decisions``.
 * :mod:`~wikivel_bot.web.pages` — the review page, the grid, batches, ``/healthz``.
 * :mod:`~wikivel_bot.web.items` — item labels, descriptions and P18 images in the reviewer's
-  language: from the label set for the items it keeps, else from the Wikibase API.
+  language: from the label set for the items it keeps, else from the bot's one Wikidata
+  client (``wikivel_bot.wikidata.client``).
 * :mod:`~wikivel_bot.web.views` — values as the templates and the API show them.
 * :mod:`~wikivel_bot.web.context` — what every handler needs (store, settings, helpers).
 * :mod:`~wikivel_bot.web.secrets_file` — the OAuth client secret and the session key.

@@ -109,7 +109,7 @@ def parse_query() -> Tuple[web_queries.QueueQuery, int, int]:
         raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}")
     flt = ReviewFilter(states=states, min_score=_number("min_score"),
                        category=(request.args.get("category") or "").strip(),
-                       linker=(request.args.get("linker") or "").strip())
+                       linker=(request.args.get("linker") or "").strip(), safety=ctx.safety)
     if request.args.get("calibrated", "").lower() in ("1", "true", "yes"):
         flt = calibrated(flt)
     return web_queries.QueueQuery(flt, item=item, max_score=_number("max_score")), after, limit
@@ -150,7 +150,7 @@ def one_file(mid: str) -> Optional[ReviewFile]:
         page_id = page_id_of(mid)
     except ValueError:
         raise BadRequest(f"not an M-id: {mid!r} (expected M followed by digits)") from None
-    return web_queries.file_detail(web().store, page_id)
+    return web_queries.file_detail(web().store, page_id, web().safety)
 
 
 @bp.get("/files/<mid>")

@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from flask import Flask
 
-from wikivel_bot import __version__
 from wikivel_bot.config import Settings, SiteSettings
 from wikivel_bot.core.review_rules import SITE_BASES
+from wikivel_bot.core.safety import item_check, rules_from
 from wikivel_bot.queue.store import Store
 from wikivel_bot.web import api, oauth, pages, security
 from wikivel_bot.web.context import Reverter, WebContext
-from wikivel_bot.web.items import ItemLookup
 from wikivel_bot.web.secrets_file import WebSecrets, load_secrets
+from wikivel_bot.wikidata.agent import WEB_TOOL, user_agent as build_user_agent
+from wikivel_bot.wikidata.client import WIKIDATA_API, WikidataClient
+from wikivel_bot.wikidata.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from wikivel_bot.labels.labelset import LabelSet
@@ -29,7 +31,9 @@ log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
 # Media of Wikimedia wikis (file thumbnails and item images).
 WIKIMEDIA_MEDIA = "https://upload.wikimedia.org"
-WIKIDATA_API = "https://www.wikidata.org/w/api.php"
+# A reviewer waits for the page: two tries and short waits, then the page falls back to the
+# linker's labels (the daemon's client, which nobody waits for, keeps the longer defaults).
+WEB_RETRY = RetryPolicy(attempts=2, backoff_s=0.5, max_wait_s=2.0)
 
 
 def oauth_base(site: SiteSettings, configured: str = "") -> str:
@@ -48,7 +52,7 @@ def create_app(
     store: Store,
     *,
     secrets: Optional[WebSecrets] = None,
-    items: Union[ItemLookup, None, bool] = True,
+    items: Union[WikidataClient, None, bool] = True,
     reverter: Optional[Reverter] = None,
     clock: Optional[Callable[[], float]] = None,
     labels: Optional["LabelSet"] = None,
@@ -57,7 +61,7 @@ def create_app(
 
     :param settings: ``[web]`` and ``[site]`` are read; the store is already built from ``[db]``.
     :param secrets: default: read from ``web.secrets_file``.
-    :param items: an item look-up, True to build one from ``[site]``, or None/False for none
+    :param items: a Wikidata client, True to build one from ``[site]``, or None/False for none
         (the page then shows the linker's labels).
     :param reverter: reverts a batch for an operator; None: the batch page offers no revert.
     :param clock: the rate limiter's clock (tests).
@@ -68,11 +72,11 @@ def create_app(
     if secrets.ephemeral:
         log.warning("web: no session_secret in web.secrets_file; logins end when this process does")
     site = settings.site
-    contact = site.operator_contact or "no contact set"
-    user_agent = f"wikivel-bot-web/{__version__} ({contact})"
+    user_agent = build_user_agent(site.operator_contact, tool=WEB_TOOL)
     if items is True:
         media_api = site.api_url or SITE_BASES.get(site.name, SITE_BASES["commons"]).replace("/wiki/", "/w/api.php")
-        items = ItemLookup(site.wikidata_api_url or site.api_url or WIKIDATA_API, media_api, user_agent)
+        items = WikidataClient(site.wikidata_api_url or site.api_url or WIKIDATA_API, media_api_url=media_api,
+                               user_agent=user_agent, policy=WEB_RETRY, timeout_s=10.0)
     app = Flask(__name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"))
     app.config.update(
         SECRET_KEY=secrets.session_secret,
@@ -88,6 +92,8 @@ def create_app(
     app.extensions["wikivel"] = WebContext(
         store=store, settings=settings, secrets=secrets, limiter=limiter, items=items or None,
         labels=labels, reverter=reverter, oauth_base=oauth_base(site, settings.web.oauth_url), user_agent=user_agent,
+        # Checked against the label set only: the writer, which reads Wikidata, refuses the rest.
+        safety=item_check(rules_from(settings.safety), labels),
     )
     origins = {security.origin_of(u) for u in (site.api_url, site.wikidata_api_url)} | {WIKIMEDIA_MEDIA}
     security.install(app, {o for o in origins if o})

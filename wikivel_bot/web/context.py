@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 from flask import current_app, session
 
 from wikivel_bot.config import Settings
+from wikivel_bot.core.safety import ItemCheck
 from wikivel_bot.queue.store import Store
-from wikivel_bot.web.items import ItemLookup
 from wikivel_bot.web.reviewer import Reviewer, from_session
 from wikivel_bot.web.secrets_file import WebSecrets
 from wikivel_bot.web.security import RateLimiter
+from wikivel_bot.wikidata.agent import WEB_TOOL, user_agent
+from wikivel_bot.wikidata.client import WikidataClient
 
 if TYPE_CHECKING:
     from wikivel_bot.labels.labelset import LabelSet
@@ -29,12 +31,15 @@ class WebContext:
     settings: Settings
     secrets: WebSecrets
     limiter: RateLimiter
-    items: Optional[ItemLookup] = None
+    items: Optional[WikidataClient] = None
     # The label set whose texts (in labels.languages) the page shows for the items it keeps.
     labels: Optional["LabelSet"] = None
+    # The safety rules as configured now (core.safety.item_check over the label set): queued
+    # pairs whose item they withhold are not shown, whatever the rules were at link time.
+    safety: Optional[ItemCheck] = None
     reverter: Optional[Reverter] = None
     oauth_base: str = ""
-    user_agent: str = "wikivel-bot-web"
+    user_agent: str = field(default_factory=lambda: user_agent(tool=WEB_TOOL))
     extra: dict = field(default_factory=dict)
 
 

@@ -88,7 +88,7 @@ def review() -> Response:
         waiting = reviews.next_review_file(store, flt, after_id=after)
         if waiting is None:
             return _page("review.html", file=None, filters=_filters(), title="Review")
-        found = web_queries.file_detail(store, waiting.page_id)
+        found = web_queries.file_detail(store, waiting.page_id, web().safety)
         if found is None:
             return _error(404, "that file left the queue meanwhile")
     nxt = web_queries.file_after(store, flt, found.file_id)
@@ -112,7 +112,7 @@ def grid() -> Response:
     ctx = web()
     query, after, limit = parse_query()
     if not query.item:
-        return _page("grid_items.html", items=web_queries.top_items(ctx.store), title="Grid")
+        return _page("grid_items.html", items=web_queries.top_items(ctx.store, safety=ctx.safety), title="Grid")
     files, following = web_queries.queue_page(ctx.store, query, after_id=after, limit=limit)
     shown = views(files)
     first = shown[0]["candidates"][0] if shown and shown[0]["candidates"] else {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from wikivel_bot.core.review_rules import ReviewCandidate, ReviewFile, file_page_url, format_signals
-from wikivel_bot.web.items import ItemInfo
+from wikivel_bot.web.items import ShownItem
 
 
 def calibration_view(cand: ReviewCandidate, thresholds: Any) -> Optional[Dict[str, Any]]:
@@ -31,7 +31,7 @@ def calibration_view(cand: ReviewCandidate, thresholds: Any) -> Optional[Dict[st
             "held_out_precision": precision}
 
 
-def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo], thresholds: Any = None) -> Dict[str, Any]:
+def candidate_view(cand: ReviewCandidate, info: Optional[ShownItem], thresholds: Any = None) -> Dict[str, Any]:
     """A candidate with its item in the reviewer's language (the linker's text as fallback)."""
     return {
         "item": cand.qid,
@@ -58,10 +58,14 @@ def candidate_view(cand: ReviewCandidate, info: Optional[ItemInfo], thresholds: 
         "alpha": cand.alpha,
         "probability": cand.probability,
         "signals": format_signals(cand.alpha, cand.probability),
+        # Why it was suggested: "image only" or the file's own evidence, each source with its
+        # text ("Category:Eiffel Tower → Q243"); the same words as suggest and the exports.
+        "why": cand.evidence.why(),
+        **cand.evidence.as_json(),
     }
 
 
-def file_view(f: ReviewFile, items: Mapping[str, ItemInfo], api_url: str = "", site_name: str = "commons",
+def file_view(f: ReviewFile, items: Mapping[str, ShownItem], api_url: str = "", site_name: str = "commons",
               thresholds: Any = None) -> Dict[str, Any]:
     """A file with its description, categories, present depicts and candidates."""
     return {

@@ -11,6 +11,8 @@ One ``torch.save`` file of plain data and tensors (loads with ``weights_only=Tru
       "pair": {state dict of PairModel},
       "first_stage": {"linker": "naive-mlp", "checkpoint": {a whole linker checkpoint} or None},
       "candidates": 50, "text_tokens": 32,                # what the pair model was trained on
+      "text_order": ["name", "categories", "description"], # the file text's parts, in order
+      "item_images": 412,                                 # label-set items whose P18 image it read
       "calibration": {"method": "platt", "a": ..., "b": ...} or None,
       "verification": {"accuracy": ..., "roc_auc": ..., "ece": ...},
       "created": "...Z", "extra": {...}
@@ -23,16 +25,17 @@ A checkpoint for another label set or backbone is refused with a message saying 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import torch
 
+from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.core.verification import Calibration
 from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker import checkpoint as ckpt
 from wikivel_bot.linker.cascade.pair import PairModel, build_pair_model
+from wikivel_bot.linker.cascade.text import LEGACY_ORDER, TEXT_ORDER, check_order
 
 FORMAT = "wikivel-cascade-checkpoint"
 FORMAT_VERSION = 1
@@ -55,9 +58,21 @@ class CascadeCheckpoint:
     candidates: int
     text_tokens: int
     calibration: Optional[Calibration] = None
+    # The order of the file text's parts in training (checkpoints without one: the old order).
+    text_order: Tuple[str, ...] = LEGACY_ORDER
     verification: Mapping[str, Any] = field(default_factory=dict)
     created: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Label-set items whose P18 image embedding the pair model read in training (and its
+    # calibration was fitted with); None: not recorded (checkpoints before the record).
+    item_images: Optional[int] = None
+
+    @property
+    def fitted_with_item_images(self) -> bool:
+        """Whether the pair model and its calibration saw item images: the verifier then
+        needs them too. Unrecorded counts as yes: training has always read every item image
+        its image store held."""
+        return self.item_images is None or self.item_images > 0
 
     def build_pair(self) -> PairModel:
         """The pair model rebuilt from the checkpoint alone, weights loaded, in eval mode."""
@@ -93,7 +108,8 @@ def save_cascade_checkpoint(
     backbone: Mapping[str, Any], labelset_hash: str, first_stage_linker: str,
     first_stage: Optional[Mapping[str, Any]], candidates: int, text_tokens: int,
     calibration: Optional[Calibration] = None, verification: Optional[Mapping[str, Any]] = None,
-    extra: Optional[Mapping[str, Any]] = None,
+    extra: Optional[Mapping[str, Any]] = None, text_order: Sequence[str] = TEXT_ORDER,
+    item_images: Optional[int] = None,
 ) -> Path:
     """Write a cascade checkpoint atomically (see the module docstring for the fields)."""
     doc = {
@@ -109,9 +125,11 @@ def save_cascade_checkpoint(
         "first_stage": {"linker": first_stage_linker, "checkpoint": dict(first_stage) if first_stage else None},
         "candidates": int(candidates),
         "text_tokens": int(text_tokens),
+        "item_images": None if item_images is None else int(item_images),
+        "text_order": list(check_order(text_order)),
         "calibration": calibration.as_dict() if calibration is not None else None,
         "verification": dict(verification or {}),
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": format_timestamp(),
         "extra": dict(extra or {}),
     }
     return ckpt.save_doc(doc, path)
@@ -148,9 +166,21 @@ def load_cascade_checkpoint(path: str | Path) -> CascadeCheckpoint:
         embed_dim=int(doc["embed_dim"]), open_clip=doc["open_clip"], labelset_hash=str(doc["labelset_hash"]),
         pair=doc["pair"], first_stage_linker=str(first.get("linker", "")), first_stage=first.get("checkpoint"),
         candidates=int(doc.get("candidates", 50)), text_tokens=int(doc.get("text_tokens", 32)),
+        text_order=_text_order(path, doc.get("text_order")),
         calibration=Calibration.from_dict(calibration) if calibration else None,
         verification=doc.get("verification") or {}, created=str(doc.get("created", "")), extra=doc.get("extra") or {},
+        item_images=None if doc.get("item_images") is None else int(doc["item_images"]),
     )
+
+
+def _text_order(path: Path, found: Any) -> Tuple[str, ...]:
+    """The checkpoint's file-text order (:data:`LEGACY_ORDER` when it predates the field)."""
+    if found is None:
+        return LEGACY_ORDER
+    try:
+        return check_order(found)
+    except LinkerError as exc:
+        raise LinkerError(f"{path}: {exc}") from None
 
 
 def check_labelset(checkpoint: CascadeCheckpoint, labelset_hash: str) -> None:

@@ -4,9 +4,9 @@
    top ``cascade.candidates`` (K, default 50) items from its label index, as it would alone. A
    fusion first stage reads the cascade's own file text (step 2) as its text token, so the
    file's text is encoded once.
-2. The file's text — cleaned file name, description, descriptive categories
-   (``cascade.text``) — is encoded by the same CLIP text tower, cut to
-   ``cascade.text_tokens`` tokens so its cost stays a fraction of the image's.
+2. The file's text — cleaned file name, descriptive categories, description, in the order
+   its checkpoint was trained with (``cascade.text``) — is encoded by the same CLIP text
+   tower, cut to ``cascade.text_tokens`` tokens so its cost stays a fraction of the image's.
 3. The pair model (``pair.py``) scores each (file, candidate) from the image, the file text,
    the item's text and its P18 image, with cross-attention, and combines that with the first
    stage's cosine: the final ranking is by ``score = z / a`` (first-stage cosine units).
@@ -34,8 +34,8 @@ from wikivel_bot.core.verification import Calibration
 from wikivel_bot.errors import FileUnavailable, LinkerError
 from wikivel_bot.linker.cascade import checkpoint as cckpt
 from wikivel_bot.linker import checkpoint as ckpt
-from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, Query
-from wikivel_bot.linker.cascade.text import media_text
+from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, OutsideItem, Query
+from wikivel_bot.linker.cascade.text import TEXT_ORDER, media_text
 from wikivel_bot.linker.clip import RANDOM_WARNING, ClipLinker, backbone_info, load_inference_backbone
 from wikivel_bot.linker.backbone.encoders import Backbone, encode_images, query_images, query_rows
 from wikivel_bot.linker.backbone.text_tower import encode_tokens, length_groups, token_lengths
@@ -250,9 +250,15 @@ class CascadeLinker:
         as for the first stage alone (same backbone, same preprocessing)."""
         return self.first.prepare_image(image)
 
+    @property
+    def text_order(self) -> Tuple[str, ...]:
+        """The order of the file text's parts: as the checkpoint was trained, else the default."""
+        return self.checkpoint.text_order if self.checkpoint is not None else TEXT_ORDER
+
     def query_text(self, media: MediaFile) -> str:
-        """The file text this linker reads (see ``cascade.text``); ``link_files`` uses it."""
-        return media_text(media)
+        """The file text this linker reads (see ``cascade.text``), its parts in the order the
+        pair model was trained with; ``link_files`` uses it."""
+        return media_text(media, self.text_order)
 
     def attach(self, label_set: LabelSetView, cache_dir: str, progress: bool = False) -> IndexInfo:
         """Attach the first stage, then load or build the item text and item image indexes."""
@@ -361,6 +367,18 @@ class CascadeLinker:
         out = self._pair_scores(image, text, present, index, first_scores)
         return [out.logits[row, :len(p)].tolist() for row, p in enumerate(positions)]
 
+    def score_items(self, queries: Sequence[Query], positions: Sequence[Sequence[int]]) -> List[List[float]]:
+        """The re-ranked score :meth:`search` gives, of given label-set items (``evidence_scores``)."""
+        from wikivel_bot.linker.cascade.evidence_scores import score_positions
+
+        return score_positions(self, queries, positions)
+
+    def score_outside(self, queries: Sequence[Query], items: Sequence[Sequence[OutsideItem]]) -> List[List[float]]:
+        """The same score for items outside the label set, encoded on the fly (``evidence_scores``)."""
+        from wikivel_bot.linker.cascade.evidence_scores import score_outside
+
+        return score_outside(self, queries, items)
+
     def _encode(self, queries: Sequence[Query]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """(image, file text, text present, first-stage query) embeddings of ``queries``."""
         if self._item_text is None or self._label_set is None:
@@ -387,8 +405,13 @@ class CascadeLinker:
     def _pair_scores(self, image: torch.Tensor, text: torch.Tensor, present: torch.Tensor, index: torch.Tensor,
                      first_scores: torch.Tensor) -> Any:
         """The pair model's output for each file's candidates ``index`` (B, K)."""
-        files = torch.stack([image, text], dim=1)
-        file_mask = torch.stack([torch.ones_like(present), present], dim=1)
         items = torch.stack([self._item_text[index], self._item_image[index]], dim=2)
         item_mask = torch.stack([torch.ones_like(index, dtype=torch.bool), self._item_image_present[index]], dim=2)
+        return self._pair_out(image, text, present, items, item_mask, first_scores)
+
+    def _pair_out(self, image: torch.Tensor, text: torch.Tensor, present: torch.Tensor, items: torch.Tensor,
+                  item_mask: torch.Tensor, first_scores: torch.Tensor) -> Any:
+        """The pair model over files (image, text) and candidate rows ``items`` (B, K, 2, d)."""
+        files = torch.stack([image, text], dim=1)
+        file_mask = torch.stack([torch.ones_like(present), present], dim=1)
         return self.pair(files, file_mask, items, item_mask, first_scores)

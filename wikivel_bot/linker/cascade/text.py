@@ -1,4 +1,13 @@
-"""The file text the cascade's pair model reads: cleaned file name, description, categories.
+"""The file text the cascade's pair model reads: cleaned file name, categories, description.
+
+The parts come in the order of what they are worth, because the text is cut at
+``cascade.text_tokens`` tokens and what comes last is what gets cut: the cleaned file name
+(seed 004's strongest text signal), then the descriptive categories (short and curated),
+then the description (often long: a cut there loses least). Before, the categories came
+last and a one-sentence description pushed them past the cut. ``bench/cascade_text.py``
+chose this order and kept the default budget (24) on synthetic data (docs/cascade.md, "File
+text: order and budget"). A checkpoint records the order it was trained with
+(:data:`LEGACY_ORDER` for checkpoints saved before it did).
 
 Seed 004 found the cleaned image file name a strong text signal (§3.2: no path, no extension,
 underscores and dashes as spaces); Commons files also carry a description and categories.
@@ -14,10 +23,18 @@ Torch-free and pure.
 from __future__ import annotations
 
 import re
-from typing import Iterable, List
+from typing import Iterable, List, Sequence, Tuple
 
+from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.texts import clean_title
 from wikivel_bot.types import MediaFile
+
+PARTS = ("categories", "name", "description")
+# The order the cascade reads (and trains with) unless a checkpoint says otherwise; measured
+# by bench/cascade_text.py against categories first and the old order (docs/cascade.md).
+TEXT_ORDER: Tuple[str, ...] = ("name", "categories", "description")
+# What checkpoints saved before the order was recorded were trained with.
+LEGACY_ORDER: Tuple[str, ...] = ("name", "description", "categories")
 
 # Anchored like train/categories.py's DEFAULT_PATTERNS; matched case-insensitively on the
 # name without "Category:" and with spaces for underscores.
@@ -46,16 +63,33 @@ def descriptive_categories(categories: Iterable[str]) -> List[str]:
     return out
 
 
-def cascade_file_text(title: str, description: str, categories: Iterable[str]) -> str:
-    """``"<cleaned file name>. <description>. <cat>; <cat>"`` with empty parts left out.
+def check_order(order: Sequence[str]) -> Tuple[str, ...]:
+    """``order`` as a tuple when it names each of :data:`PARTS` once.
+
+    :raises LinkerError: naming the order given.
+    """
+    found = tuple(str(p) for p in order)
+    if sorted(found) != sorted(PARTS):
+        raise LinkerError(f"file-text order {','.join(found) or '(empty)'!r} must name each of "
+                          f"{', '.join(PARTS)} once")
+    return found
+
+
+def cascade_file_text(title: str, description: str, categories: Iterable[str],
+                      order: Sequence[str] = TEXT_ORDER) -> str:
+    """``"<cleaned file name>. <cat>; <cat>. <description>"`` (parts in ``order``), empty parts left out.
 
     Dashes in the file name become spaces too (seed 004 §3.2).
+
+    :param order: the parts' order, a permutation of :data:`PARTS` (default :data:`TEXT_ORDER`).
     """
     name = re.sub(r"\s+", " ", clean_title(title).replace("-", " ")).strip()
-    parts = [name, re.sub(r"\s+", " ", description).strip(), "; ".join(descriptive_categories(categories))]
-    return ". ".join(p for p in parts if p)
+    # A description's own final full stop would double the separator (and cost a token).
+    parts = {"name": name, "description": re.sub(r"\s+", " ", description).strip().rstrip(". ").strip(),
+             "categories": "; ".join(descriptive_categories(categories))}
+    return ". ".join(parts[p] for p in check_order(order) if parts[p])
 
 
-def media_text(media: MediaFile) -> str:
+def media_text(media: MediaFile, order: Sequence[str] = TEXT_ORDER) -> str:
     """:func:`cascade_file_text` of a fetched file."""
-    return cascade_file_text(media.title, media.description, media.categories)
+    return cascade_file_text(media.title, media.description, media.categories, order)

@@ -12,6 +12,12 @@ The pair model's logit is ``z = a · first_stage_cosine + pair_logit`` with the 
 the item. The checkpoint is refused at load for another backbone, and at ``attach`` for
 another label set, as linker checkpoints are.
 
+It runs as it was calibrated: the checkpoint records how many items' P18 images the pair model
+read in training (``item_images``), and the verifier reads item images exactly when it did —
+beside a zero-shot or naive linker too, which read none themselves.
+:func:`~wikivel_bot.linker.factory.build_ready_linker` hands it the item image loader, and
+refuses in one line when it has none to give.
+
 :class:`VerifiedLinker` wraps the linker (``create_linker`` does this when the setting is
 set) and :func:`~wikivel_bot.linker.link.link_files` asks it for the probabilities.
 """
@@ -55,8 +61,13 @@ class VerifiedLinker:
     def description(self) -> LinkerDescription:
         inner = self.inner.description
         digest = self.verifier.checkpoint.digest[:12]
+        warnings = inner.warnings
+        if self.verifier.checkpoint.fitted_with_item_images and self.verifier.item_image_loader is None:
+            # Only create_linker's own callers get here: build_ready_linker refuses instead.
+            warnings += ("verifier without item images: it was calibrated with them, so its probabilities are "
+                         "not calibrated",)
         # The version goes into every candidate row: it names the verifier behind the probability.
-        return replace(inner, version=f"{inner.version} verifier:{digest}")
+        return replace(inner, version=f"{inner.version} verifier:{digest}", warnings=warnings)
 
     def attach(self, label_set: LabelSetView, cache_dir: str, progress: bool = False) -> IndexInfo:
         """Attach the linker, then the verifier (refused for another label set)."""
@@ -96,7 +107,9 @@ def load_verifier(path: str, settings: LinkerSettings, *, inner: Optional[Linker
         verifier was trained on, at fp32 or on the bf16 fast path (not a naive-te tuned text
         tower, not int8: its quantised layers move the embeddings more than the calibration
         allows).
-    :param item_image_loader: P18 images for the item side (as for the cascade).
+    :param item_image_loader: P18 images for the item side; given to the verifier only when its
+        checkpoint says the pair model was fitted with item images (``fitted_with_item_images``),
+        so it scores with what its calibration saw, no more and no less.
     :raises LinkerError: not a cascade checkpoint, no calibration, another backbone (one line each).
     """
     from wikivel_bot.linker.cascade import checkpoint as cckpt
@@ -114,7 +127,8 @@ def load_verifier(path: str, settings: LinkerSettings, *, inner: Optional[Linker
     spec = get_spec(str(checkpoint.spec.get("name", "cascade")))
     try:
         return build_cascade_linker(spec, replace(settings, name=spec.name, checkpoint=checkpoint.path, verifier=""),
-                                    cascade, item_image_loader=item_image_loader, backbone=_shared_backbone(inner))
+                                    cascade, backbone=_shared_backbone(inner),
+                                    item_image_loader=item_image_loader if checkpoint.fitted_with_item_images else None)
     except LinkerError as exc:
         raise LinkerError(f"linker.verifier: {exc}") from None
 

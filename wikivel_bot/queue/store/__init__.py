@@ -18,7 +18,8 @@ read on its own:
 * ``decisions`` — reviewers' decisions, their undo, ``rejected_items``;
 * ``claims`` — claiming approved pairs, confirming, renewing and releasing leases;
 * ``writes`` — recording write outcomes, the audit trail;
-* ``cursors`` — poll cursors and per-state counts.
+* ``cursors`` — poll cursors and per-state counts;
+* ``evidence_cache`` — what a category, link or identifier resolved to, until it expires.
 
 The mixins import only ``base``, never this module, so the imports have no cycle.
 """
@@ -28,6 +29,7 @@ from __future__ import annotations
 from wikivel_bot.queue.store.claims import ClaimsMixin
 from wikivel_bot.queue.store.cursors import CursorsMixin
 from wikivel_bot.queue.store.decisions import DecisionsMixin
+from wikivel_bot.queue.store.evidence_cache import EvidenceCacheMixin
 from wikivel_bot.queue.store.files import FilesMixin
 from wikivel_bot.queue.store.linking import FileOutcome, LinkingMixin
 from wikivel_bot.queue.store.writes import WritesMixin
@@ -36,7 +38,8 @@ from wikivel_bot.queue.store.writes import WritesMixin
 __all__ = ["FileOutcome", "Store"]
 
 
-class Store(FilesMixin, LinkingMixin, DecisionsMixin, ClaimsMixin, WritesMixin, CursorsMixin):
+class Store(FilesMixin, LinkingMixin, DecisionsMixin, ClaimsMixin, WritesMixin, CursorsMixin,
+            EvidenceCacheMixin):
     """The queue on one database. Safe to share between threads of one process.
 
     ``Store(engine, claim_lease_s=900, clock=utcnow)``: see

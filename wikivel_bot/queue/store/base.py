@@ -5,9 +5,9 @@ transactions, the dialect differences, and the few helpers more than one concern
 ``decisions``, ``claims``, ``writes``, ``cursors``); each inherits
 :class:`StoreBase` so its methods are typed against the helpers here. This module imports none
 of them, and none of them imports ``store.py``: the imports have no cycle. The dialect helpers
-are where the backends differ — a claim's locking read skips rows other workers hold
-(:meth:`StoreBase._locking`), a state check's waits for them (:meth:`StoreBase.for_update`),
-and SQLite, without row locks, relies on ``BEGIN IMMEDIATE`` for both.
+are where the backends differ. Locking reads are SQLAlchemy's ``with_for_update()`` everywhere
+(a claim's with ``skip_locked=True``): SQLite has no row locks, its compiler leaves the clause
+out, and ``BEGIN IMMEDIATE`` (``queue/engine.py``) serialises its writers instead.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterator
 
-from sqlalchemy import ColumnElement, Select, Table, insert, or_, select, update
+from sqlalchemy import ColumnElement, Table, insert, or_, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
@@ -97,7 +97,7 @@ class StoreBase:
 
     def _check_file_move(self, conn: Connection, file_id: int, target: FileState) -> None:
         # Here rather than in files: save_candidates (linking) checks its move too.
-        state = conn.execute(self.for_update(select(files.c.state).where(files.c.id == file_id))).scalar()
+        state = conn.execute(select(files.c.state).where(files.c.id == file_id).with_for_update()).scalar()
         if state is None:
             raise NotFound(f"no file row {file_id}")
         if target not in states.FILE_MOVES[FileState(state)]:
@@ -109,20 +109,6 @@ class StoreBase:
 
     def _held(self, table: Table, now: datetime) -> ColumnElement[bool]:
         return table.c.claimed_at >= now - self.claim_lease
-
-    def _locking(self, query: Select) -> Select:
-        """For claims: lock the rows read, skipping rows another worker holds."""
-        # SQLite has no row locks; BEGIN IMMEDIATE already serialises writers.
-        if self.backend == "sqlite":
-            return query
-        return query.with_for_update(skip_locked=True)
-
-    def for_update(self, query: Select) -> Select:
-        """For a state check before a change: lock the row, waiting for other holders
-        (the read queries of ``queue/`` use it too)."""
-        if self.backend == "sqlite":
-            return query
-        return query.with_for_update()
 
     def _insert_ignore(self, table: Table) -> Any:
         if self.backend == "postgresql":

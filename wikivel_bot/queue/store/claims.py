@@ -11,7 +11,7 @@ stage is in ``files``, recording a write's outcome in ``writes``.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from sqlalchemy import func, or_, select, update
 
@@ -43,12 +43,13 @@ class ClaimsMixin(StoreBase):
         with self.transaction() as conn:
             query = (
                 select(candidates.c.id, candidates.c.file_id, candidates.c.qid,
-                       candidates.c.prominent, candidates.c.reviewer, candidates.c.attempts)
+                       candidates.c.prominent, candidates.c.reviewer, candidates.c.attempts,
+                       candidates.c.evidence)
                 .where(*conditions)
                 .order_by(candidates.c.id)
                 .limit(limit)
             )
-            rows = conn.execute(self._locking(query)).all()
+            rows = conn.execute(query.with_for_update(skip_locked=True)).all()
             if not rows:
                 return []
             conn.execute(
@@ -57,7 +58,7 @@ class ClaimsMixin(StoreBase):
             )
             pages = {
                 r.id: r for r in conn.execute(
-                    select(files.c.id, files.c.page_id, files.c.title)
+                    select(files.c.id, files.c.page_id, files.c.title, files.c.media)
                     .where(files.c.id.in_({r.file_id for r in rows}))
                 )
             }
@@ -66,6 +67,7 @@ class ClaimsMixin(StoreBase):
                 candidate_id=r.id, file_id=r.file_id, page_id=pages[r.file_id].page_id,
                 title=pages[r.file_id].title, qid=r.qid, prominent=bool(r.prominent),
                 reviewer=r.reviewer or "", attempts=r.attempts,
+                **_file_text(pages[r.file_id].media), evidence=_sources(r.evidence),
             )
             for r in rows
         ]
@@ -142,3 +144,18 @@ class ClaimsMixin(StoreBase):
                     out.append(dict(table=name, state=state, worker=worker, count=int(n),
                                     expires_at=last + self.claim_lease))
         return out
+
+
+def _sources(evidence: Any) -> Tuple[Dict[str, Any], ...]:
+    """The candidate's stored evidence sources (``core.evidence.Evidence.as_dict`` each): what
+    the writer's safety re-check reads to see whether evidence ties the file to the item."""
+    found = evidence.get("sources") if isinstance(evidence, dict) else None
+    return tuple(dict(s) for s in found if isinstance(s, dict)) if isinstance(found, list) else ()
+
+
+def _file_text(media: Any) -> Dict[str, Any]:
+    """The description and categories of a file's media document."""
+    media = media if isinstance(media, dict) else {}
+    categories = media.get("categories")
+    return {"description": str(media.get("description") or ""),
+            "categories": tuple(str(c) for c in categories) if isinstance(categories, list) else ()}

@@ -65,11 +65,9 @@ class DecisionsMixin(StoreBase):
             # pair's row (MariaDB has no FOR UPDATE OF), never the file's.
             file_ids = select(files.c.id).where(files.c.page_id == page_id).scalar_subquery()
             row = conn.execute(
-                self.for_update(
-                    select(candidates.c.id, candidates.c.state).where(
-                        candidates.c.file_id == file_ids, candidates.c.qid == qid
-                    )
-                )
+                select(candidates.c.id, candidates.c.state)
+                .where(candidates.c.file_id == file_ids, candidates.c.qid == qid)
+                .with_for_update()
             ).first()
             if row is None:
                 file_id = conn.execute(select(files.c.id).where(files.c.page_id == page_id)).scalar()

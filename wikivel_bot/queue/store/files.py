@@ -74,7 +74,7 @@ class FilesMixin(StoreBase):
                 .order_by(files.c.id)
                 .limit(limit)
             )
-            rows = conn.execute(self._locking(query)).all()
+            rows = conn.execute(query.with_for_update(skip_locked=True)).all()
             if rows:
                 conn.execute(
                     update(files)

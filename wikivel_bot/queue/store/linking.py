@@ -18,6 +18,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection
 
 from wikivel_bot.core import states
+from wikivel_bot.core.safety import withheld_by_rule
 from wikivel_bot.errors import UsageError
 from wikivel_bot.queue.rows import media_to_json
 from wikivel_bot.queue.store.base import ENQUEUE_CHUNK, StoreBase
@@ -29,15 +30,16 @@ class LinkingMixin(StoreBase):
     """Saving candidates and settling blocks of files (see the module docstring)."""
 
     def save_candidates(
-        self, file_id: int, proposed: Sequence[Candidate], withheld: Optional[Sequence[Mapping[str, Any]]] = None
+        self, file_id: int, proposed: Sequence[Candidate], withheld: Optional[Mapping[str, int]] = None
     ) -> int:
         """Save the linker's candidates and move the file to ``linked``.
 
         A pair a human already decided (rejected, approved, written, …) keeps its row
         untouched: a rejection is permanent, and a re-link never resurrects it.
-        :param withheld: what the safety rules withheld for the file (``qid``, ``rule``,
-            ``reason``, ``score`` each), kept in the file's media document under
-            ``withheld`` so exports and reports can count it; None leaves it as it was.
+        :param withheld: how many suggestions each safety rule withheld for the file
+            (``{rule: n}``), kept in the file's media document under ``withheld`` so
+            exports and reports can count it; None leaves it as it was. Counts only: a
+            per-item list given here is stored as its counts (no withheld item is kept).
         :return: the number of candidates now proposed for the file from this call.
         """
         now = self._now()
@@ -49,7 +51,7 @@ class LinkingMixin(StoreBase):
             extra: Dict[str, Any] = {}
             if withheld is not None:
                 media = conn.execute(select(files.c.media).where(files.c.id == file_id)).scalar()
-                extra["media"] = {**(media or {}), "withheld": [dict(w) for w in withheld]}
+                extra["media"] = with_withheld(media, withheld)
             conn.execute(
                 update(files).where(files.c.id == file_id).values(
                     state=FileState.LINKED.value, claimed_by=None, claimed_at=None, updated_at=now, **extra
@@ -78,11 +80,16 @@ class LinkingMixin(StoreBase):
             current: Dict[int, str] = {}
             for start in range(0, len(ids), ENQUEUE_CHUNK):
                 # Locked in id order: two blocks writing the same rows cannot deadlock.
-                current.update(conn.execute(self.for_update(
+                current.update(conn.execute(
                     select(files.c.id, files.c.state).where(files.c.id.in_(ids[start:start + ENQUEUE_CHUNK]))
-                    .order_by(files.c.id))).all())
+                    .order_by(files.c.id).with_for_update()).all())
             linked = [o.file_id for o in outcomes if o.state is FileState.LINKED]
             existing = self._candidates_of(conn, linked)
+            # The media documents the withheld record joins (as save_candidates does).
+            joined = [o.file_id for o in outcomes
+                      if o.state is FileState.LINKED and o.withheld is not None and o.media is None]
+            stored: Dict[int, Any] = dict(conn.execute(
+                select(files.c.id, files.c.media).where(files.c.id.in_(joined))).all()) if joined else {}
             refused: List[int] = []
             done: Set[int] = set()
             for o in outcomes:
@@ -101,6 +108,8 @@ class LinkingMixin(StoreBase):
                     if o.state is FileState.LINKED:
                         saved = self._save_candidates_in(conn, o.file_id, o.candidates,
                                                          existing.get(o.file_id, {}), now)
+                        if o.withheld is not None:
+                            values["media"] = with_withheld(values.get("media", stored.get(o.file_id)), o.withheld)
                     else:
                         values["reason"] = o.reason
                 conn.execute(update(files).where(files.c.id == o.file_id).values(**values))
@@ -153,6 +162,8 @@ class FileOutcome:
     :param state: ``linked``, ``unavailable`` or ``ineligible``; None gives the claim back.
     :param media: what the fetcher learned (stored, the file passing through ``fetched``).
     :param candidates: for ``linked``. :param reason: for ``unavailable``/``ineligible``.
+    :param withheld: for ``linked``: how many suggestions each safety rule withheld, as
+        ``save_candidates`` takes it; None leaves the record as it was.
     """
 
     file_id: int
@@ -160,6 +171,18 @@ class FileOutcome:
     reason: str = ""
     media: Optional[MediaFile] = None
     candidates: Sequence[Candidate] = ()
+    withheld: Optional[Mapping[str, int]] = None
+
+
+def with_withheld(media: Optional[Mapping[str, Any]], withheld: Any) -> Dict[str, Any]:
+    """A file's media document with the safety rules' record of what they withheld (both the
+    daemon's ``save_candidates`` and the backfill's ``settle_files`` store it so).
+
+    The record is ``{rule: n}``, whatever the caller passed: a per-item list (``qid``,
+    ``rule``, ...) is reduced to its counts here, at the one place that writes it, so no
+    withheld item's id reaches the database.
+    """
+    return {**(media or {}), "withheld": withheld_by_rule(withheld)}
 
 
 def _refusal(outcome: FileOutcome, state: Optional[str]) -> str:

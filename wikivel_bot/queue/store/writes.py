@@ -45,9 +45,9 @@ class WritesMixin(StoreBase):
         now = self._now()
         with self.transaction() as conn:
             row = conn.execute(
-                self.for_update(select(candidates.c.state, candidates.c.attempts,
-                                       candidates.c.claimed_by)
-                                .where(candidates.c.id == candidate_id))
+                select(candidates.c.state, candidates.c.attempts, candidates.c.claimed_by)
+                .where(candidates.c.id == candidate_id)
+                .with_for_update()
             ).first()
             if row is None:
                 raise NotFound(f"no candidate {candidate_id}")

@@ -1,4 +1,8 @@
-"""Wikidata items through wbgetentities: fallback, image, P31/P279, batches of 50, LRU cache."""
+"""Wikidata items through the one client, against the test wiki's wbgetentities: language
+fallback, image, P31/P279, batches of 50, the bounded cache; extraction from dump JSON.
+
+(Formerly ``test_commons_items.py``, when the items came through pywikibot.)
+"""
 
 from __future__ import annotations
 
@@ -7,19 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.commons_support import local_only, pywikibot_dir, site, site_settings, wiki  # noqa: F401 - pytest fixtures
-from wikivel_bot.commons.items import ItemClient, ItemInfo, item_info
-from wikivel_bot.commons.site import open_repo
+from tests.commons_support import wiki  # noqa: F401 - pytest fixture
+from wikivel_bot.wikidata.client import WikidataClient
+from wikivel_bot.wikidata.entities import ItemInfo, item_info
 
 ITEMS = Path(__file__).resolve().parent / "testwiki" / "fixtures" / "items.jsonl"
 
 
-@pytest.fixture(scope="module")
-def repo(site, site_settings):
+@pytest.fixture
+def client(wiki):  # type: ignore[no-untyped-def]
     # The test wiki is its own Wikibase repository, as a custom wiki given by URL is.
-    found = open_repo(site_settings, site)
-    assert found == site
-    return found
+    return WikidataClient(wiki.api_url, contact="User:Tester")
 
 
 def all_qids() -> list:
@@ -27,8 +29,8 @@ def all_qids() -> list:
     return [i for i in ids if i.startswith("Q")]
 
 
-def test_item_texts_image_and_classes(repo) -> None:
-    cat = ItemClient(repo, languages=("fr", "en")).one("Q146")
+def test_item_texts_image_and_classes(wiki) -> None:
+    cat = WikidataClient(wiki.api_url, languages=("fr", "en")).one("Q146")
     assert cat == ItemInfo(
         qid="Q146", label="chat domestique", label_language="fr",
         description="domesticated feline", description_language="en",  # no French description
@@ -38,26 +40,38 @@ def test_item_texts_image_and_classes(repo) -> None:
     )
 
 
-def test_deprecated_statements_are_skipped(repo) -> None:
-    pluto = ItemClient(repo).one("Q339")
+def test_deprecated_statements_are_skipped(client) -> None:
+    pluto = client.one("Q339")
     assert pluto.instance_of == ("Q6999",)  # "planet" is deprecated since 2006
 
 
-def test_batches_of_50_and_the_cache(wiki, repo) -> None:
+def test_batches_of_50_and_the_cache(wiki) -> None:
     qids = all_qids()[:120]
-    client = ItemClient(repo, languages=("de",))
+    client = WikidataClient(wiki.api_url, languages=("de",))
     before = len(wiki.recorder.api_requests("wbgetentities"))
     found = client.get(qids + ["Q999999999", "not-a-qid"])
     sent = wiki.recorder.api_requests("wbgetentities")[before:]
     assert [len(r.params["ids"].split("|")) for r in sent] == [50, 50, 21]
+    # Only the languages the fallback can use, and maxlag on every request.
+    assert {(r.params["languages"], r.params["maxlag"]) for r in sent} == {("de|mul|en", "5")}
     assert set(found) == set(qids)  # missing and malformed ids left out
     assert found["Q146"].label == "Hauskatze"
     assert client.get(qids[:10]) == {q: found[q] for q in qids[:10]}
+    assert client.get(["Q999999999"]) == {}  # "missing" is remembered too
     assert client.requests == 3  # all from the cache
 
 
-def test_least_recently_used_items_are_dropped(repo) -> None:
-    client = ItemClient(repo, cache_size=2)
+def test_texts_are_cached_per_language_chain(client) -> None:
+    assert client.one("Q146", languages=("de",)).label == "Hauskatze"
+    assert client.one("Q146", languages=("fr",)).label == "chat domestique"
+    assert client.one("Q146").label == "house cat"
+    assert client.requests == 3
+    assert client.one("Q146", languages=("de",)).label == "Hauskatze"
+    assert client.requests == 3
+
+
+def test_least_recently_used_items_are_dropped(wiki) -> None:
+    client = WikidataClient(wiki.api_url, cache_size=2)
     client.get(["Q146"])
     client.get(["Q144"])
     client.get(["Q146"])  # Q146 used again: Q144 is now the oldest
