@@ -144,6 +144,7 @@ def soak(args: argparse.Namespace, evidence: bool) -> List[Dict[str, float]]:
                 raise SystemExit(f"daemon exited: see {work / 'daemon.log'}")
             time.sleep(1)
         base = linked_count(engine)
+        wiki.recorder.clear()  # from here on, the evidence look-ups are the replayed files'
         replayer = threading.Thread(target=replay, daemon=True)
         t0 = time.monotonic()
         replayer.start()
@@ -162,7 +163,16 @@ def soak(args: argparse.Namespace, evidence: bool) -> List[Dict[str, float]]:
                 break
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=120)
+        samples[-1]["evidence_requests"] = len(evidence_requests(wiki))
     return samples
+
+
+def evidence_requests(wiki: TestWiki) -> list:
+    """The API requests only the evidence resolver sends in a dry run: category pages' items
+    (pageprops), Wikidata entities and statement searches (nothing else reads items here)."""
+    return [r for r in wiki.recorder.api_requests()
+            if r.params.get("ppprop") == "wikibase_item" or r.params.get("action") == "wbgetentities"
+            or r.params.get("list") == "search"]
 
 
 def report(args: argparse.Namespace, samples: List[Dict[str, float]], evidence: bool) -> float:
@@ -173,6 +183,8 @@ def report(args: argparse.Namespace, samples: List[Dict[str, float]], evidence: 
           "tiny model, random weights, CPU, SQLite")
     print(f"processed {last['processed']:.0f}/{args.uploads} in {last['t']:.0f} s "
           f"= {last['processed'] / last['t']:.1f} files/s (offered {args.rate}/s)")
+    print(f"evidence requests: {last['evidence_requests']:.0f} = "
+          f"{100 * last['evidence_requests'] / max(1, last['processed']):.1f} per 100 files")
     print(f"backlog: median {statistics.median(s['backlog'] for s in samples):.0f}, "
           f"max {max(s['backlog'] for s in samples):.0f} files "
           f"(= {max(s['backlog'] for s in samples) / args.rate:.0f} s of uploads)")

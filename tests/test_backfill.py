@@ -116,7 +116,7 @@ def _daemon_link(settings, titles: List[str]) -> None:
     from wikivel_bot.commons.generators import uploads_of
     from wikivel_bot.commons.site import open_site
     from wikivel_bot.commons.thumbnails import ThumbnailClient
-    from wikivel_bot.commons.item_images import item_image_source
+    from wikivel_bot.commons.providers import item_image_source
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import build_ready_linker
     from wikivel_bot.linker.link import link_files

@@ -90,10 +90,11 @@ def test_every_pattern_resolves_to_its_item_with_kind_and_source(wiki, site, fet
     evidence, infos = resolver.resolve(list(fetched.values()))
     for name, media in fetched.items():
         assert triples(evidence[media.page_id]) == sorted(EXPECTED[name]), name
-    # misleading categories resolve too (the photographer, a person named in a category,
-    # an event, a location): telling them apart is the image's job, not the resolver's
+    # misleading categories resolve too (the photographer, an event, a location): telling
+    # them apart is the image's job, not the resolver's. "Photographs by Barack Obama" names
+    # Obama by P301 only, while his own P910 is another category: not followed.
     bob = evidence[fetched["Street_scene_by_Bob.jpg"].page_id]
-    assert {ev.qid for ev in bob} == {"Q990003", "Q76", "Q995653"}
+    assert {ev.qid for ev in bob} == {"Q990003", "Q995653"}
     # ItemInfo for every evidence item, including those outside the starter label set
     named = {ev.qid for found in evidence.values() for ev in found}
     assert set(infos) == named
@@ -264,3 +265,11 @@ def starter_qids() -> set:
 
     table = ipc.open_file(str(STARTER)).read_all()
     return {f"Q{q}" for q in table.column("qid").to_pylist()}
+
+
+def test_a_category_item_is_followed_only_to_a_topic_that_agrees(wiki, site):  # noqa: F811
+    # Both pages are category items whose P301 is Obama (Q76); his P910 names only the first.
+    resolver = EvidenceResolver(site, client_for(wiki))
+    media = MediaFile(page_id=1, title="File:X.jpg", categories=("Barack Obama", "Photographs by Barack Obama"))
+    evidence, _ = resolver.resolve([media])
+    assert triples(evidence[1]) == [("category", "Category:Barack Obama", "Q76")]

@@ -266,7 +266,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     from wikivel_bot.commons.stop_page import check_stop_page
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
-    from wikivel_bot.commons.evidence import evidence_source
+    from wikivel_bot.commons.providers import evidence_source
     from wikivel_bot.linker import build_ready_linker
     from wikivel_bot.linker.link import safety_rules
     from wikivel_bot.queue import monitor
@@ -277,7 +277,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     fetcher = Fetcher.from_settings(site, settings)
     thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     label_set = default_label_set(settings.linker.labels_dir)
-    from wikivel_bot.commons.item_images import item_image_source
+    from wikivel_bot.commons.providers import item_image_source
 
     # The one builder every path uses: item images (P18, fetched once into the cache) when
     # the linker or its verifier reads them, the cascade, the verifier, ranking and safety

@@ -266,8 +266,8 @@ def ready_linker(settings: Settings, label_set: Any) -> Any:
     is opened (in that process) only if an item image is not in the cache yet, or at the
     first batch's evidence. Each actor keeps its evidence look-ups in memory (an actor may run
     on a node without the queue database)."""
-    from wikivel_bot.commons.evidence import evidence_source
-    from wikivel_bot.commons.item_images import item_image_source
+    from wikivel_bot.commons.providers import evidence_source
+    from wikivel_bot.commons.providers import item_image_source
     from wikivel_bot.linker import build_ready_linker
 
     return build_ready_linker(settings, label_set, item_images=item_image_source(settings),

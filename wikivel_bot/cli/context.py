@@ -113,8 +113,8 @@ class CliContext:
         :param evidence_cache: the ``Store`` where the command has a queue database (evidence
             look-ups are kept in its ``evidence_cache``); None keeps them in memory.
         """
-        from wikivel_bot.commons.evidence import evidence_source
-        from wikivel_bot.commons.item_images import item_image_source
+        from wikivel_bot.commons.providers import evidence_source
+        from wikivel_bot.commons.providers import item_image_source
         from wikivel_bot.linker import build_ready_linker
 
         settings = settings or self.settings

@@ -14,6 +14,11 @@ Modules, one concept each::
     generators.py  file_pages(site, ["-cat:…"]), uploads_of(...), resolve_file(site, text)
     sources.py     suggest_sources(...) for ``wikivel-bot suggest``
     outcomes.py    Unavailable / Ineligible / Deferred (pure)
+    item_images.py P18 thumbnails of items, cached on disk (fusion, cascade, verifier)
+    evidence_refs.py  links and identifier templates in a description (pure)
+    evidence.py    EvidenceResolver: categories, links, identifiers -> items (cached)
+    providers.py   item_image_source / evidence_source: what a ready linker calls when it
+                   first needs the wiki (imports no pywikibot until then)
     writer.py, revert.py, write_outcomes.py   the write stage (its own docs)
 
 Wikidata items are read by ``wikivel_bot.wikidata`` (a floor below, over plain HTTP).

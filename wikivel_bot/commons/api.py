@@ -70,6 +70,8 @@ def query_pages(site: Any, what: str, **params: Any) -> Dict[str, Any]:
     :return: ``{"pages": [page entry, ...], "normalized": [...], "redirects": [...]}``; pages
         keep the API's order of the first answer.
     """
+    # Not pywikibot's PropertyGenerator: it drops ``normalized`` and ``redirects``, which map
+    # each answer back to the title asked (a moved file must stay under its queued title).
     params = dict(params, action="query")
     pages: Dict[Any, Dict[str, Any]] = {}
     normalized: List[Dict[str, Any]] = []

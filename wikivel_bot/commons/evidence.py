@@ -180,6 +180,16 @@ class EvidenceResolver:
         named.update((ref_category(n), linked.get(n)) for n in names)
         entities = self._entities({q for q in named.values() if q} | {q for qs in hits.values() for q in qs})
         topics = {qid: _stands_for(qid, entity) for qid, entity in entities.items()}
+        # A category item's P301 is followed only when the topic agrees (see _agrees):
+        # "Photographs by Barack Obama" may name Obama as its topic, but his own category
+        # is "Barack Obama", and a photo *by* someone does not show them.
+        followed = {qid: topic for qid, topic in topics.items() if topic and topic != str(entities[qid].get("id") or qid)}
+        if followed:
+            topic_entities = self._entities(set(followed.values()) - set(entities))
+            topic_entities = {**{q: e for q, e in entities.items() if q in set(followed.values())}, **topic_entities}
+            for qid, topic in followed.items():
+                if not _agrees(qid, topic_entities.get(topic)):
+                    topics[qid] = None
         out = {key: topics.get(qid) if qid else None for key, qid in named.items()}
         for name in wanted["P373"]:
             holders = _holders(hits.get("P373", ()), entities, "P373", page_name(name))
@@ -230,6 +240,20 @@ def _stands_for(qid: str, entity: Mapping[str, Any]) -> Optional[str]:
     return category_target(own, _item_values(entity, "P31"), _item_values(entity, "P301"))
 
 
+def _agrees(category_item: str, topic: Optional[Mapping[str, Any]]) -> bool:
+    """Whether a topic accepts a category item whose P301 names it: the topic's P910
+    "topic's main category" is that item, or the topic names no main category at all.
+
+    P301 and P910 are each other's inverse on Wikidata; a category *about something else*
+    ("Photographs by X", "Works by X") whose P301 names X anyway is not X's category, and a
+    file in it is not thereby a picture of X (least of all of a person).
+    """
+    if topic is None:
+        return False
+    main = _item_values(topic, "P910")
+    return not main or category_item in main
+
+
 def _holders(hits: Iterable[str], entities: Mapping[str, Mapping[str, Any]], prop: str, value: str) -> List[str]:
     """The search hits whose statements of ``prop`` hold ``value`` (a P373 category name is
     compared as a page name: ``_`` as space, first letter case-insensitive)."""
@@ -272,31 +296,3 @@ def _item_values(entity: Mapping[str, Any], prop: str) -> Tuple[str, ...]:
         elif isinstance(value, str):
             out.append(value)
     return tuple(out)
-
-
-def evidence_source(settings: Any, site: Optional[Callable[[], Any]] = None, cache: Optional[EvidenceCache] = None
-                    ) -> Optional[Callable[[], EvidenceResolver]]:
-    """Where ``linker.factory.build_ready_linker`` gets its resolver: built at the first batch
-    (the site and the Wikidata client are opened then, not before), then kept.
-
-    :param settings: the bot's ``Settings`` (``evidence``, ``site``).
-    :param site: a function returning the Commons site; None opens ``settings.site`` in this
-        process when first needed (a backfill actor).
-    :param cache: the ``Store`` (its ``evidence_cache`` table) where there is a queue
-        database; None keeps answers in memory for this process.
-    :returns: None when ``evidence.enabled`` is false (suggestions from the image alone).
-    """
-    if not settings.evidence.enabled:
-        return None
-    built: List[EvidenceResolver] = []
-
-    def resolver() -> EvidenceResolver:
-        if not built:
-            from wikivel_bot.commons.site import open_items, open_repo, open_site
-
-            commons = site() if site is not None else open_site(settings.site)
-            wikidata = open_items(settings.site, open_repo(settings.site, commons))
-            built.append(EvidenceResolver.from_settings(commons, wikidata, settings.evidence, cache))
-        return built[0]
-
-    return resolver

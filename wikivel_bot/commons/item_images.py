@@ -22,7 +22,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from wikivel_bot.commons.files import query_files
 from wikivel_bot.commons.thumbnails import check_step
@@ -180,20 +180,3 @@ def item_image_cache(settings: Any, site: Any, progress: bool = False) -> ItemIm
     client = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
     width = settings.fetch.thumb_width
     return ItemImageCache(cache_directory(settings.linker.cache_dir, width), site, client, width, progress)
-
-
-def item_image_source(settings: Any, site: Any = None, progress: bool = False) -> Callable[[], ItemImageCache]:
-    """Where ``linker.factory.build_ready_linker`` gets item images: the cache of
-    :func:`item_image_cache`, built only if the linker (or its verifier) reads item images.
-
-    :param settings: the bot's ``Settings``.
-    :param site: the Commons site, or a function returning it; None opens ``settings.site``
-        when an image must first be fetched (a backfill actor, which reads the driver's cache).
-    :param progress: a progress bar over downloads.
-    """
-    def opened() -> Any:
-        from wikivel_bot.commons.site import open_site
-
-        return open_site(settings.site)
-
-    return lambda: item_image_cache(settings, opened if site is None else site, progress)

@@ -82,6 +82,8 @@ class UploadPoller:
             "lelimit": max(1, min(self.settings.batch_size, 5000)),
         }
         params.update(self._action_filter())
+        # Not pywikibot's logevents generator: it hides where an API page ends, and the queue
+        # commits the cursor once per page (nothing seen twice or lost after a crash).
         cont: Dict[str, Any] = {}
         while True:
             data = api.request(self.site, "reading the upload log", **params, **cont)

@@ -5,7 +5,7 @@ Public API::
     from wikivel_bot.linker import build_ready_linker, link_files
 
     # Settings in: the linker (item images, cascade, verifier) attached, and its rules.
-    # item_image_source: wikivel_bot.commons.item_images (the room may not import commons/).
+    # item_image_source: wikivel_bot.commons.providers (the room may not import commons/).
     ready = build_ready_linker(settings, label_set, item_images=item_image_source(settings))
     outcomes = link_files(ready.linker, [(media, thumbnail_bytes), ...],
                           rules=ready.rules, rejected={page_id: {"Q5"}})

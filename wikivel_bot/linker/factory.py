@@ -182,7 +182,7 @@ def build_ready_linker(
         verifier, top_k, min_score, ancestor_margin, blocklist), ``cascade`` and ``safety``.
     :param label_set: attached (its index loaded or built under ``linker.cache_dir``); None
         leaves attaching to the caller (the evaluation sets a baseline's counts first).
-    :param item_images: where item images come from (``commons.item_images.item_image_source``);
+    :param item_images: where item images come from (``commons.providers.item_image_source``);
         asked only when the linker reads them (fusion, the cascade) or a verifier was
         calibrated with them. None: the linker's item side is text only (its notes say so).
     :param evidence: where the files' own evidence is resolved (``commons.evidence

@@ -43,6 +43,7 @@ Modules, one concept each::
     cascade_eval.py    the cascade beside zero-shot/naive-mlp/fusion, verifier metrics
     evidence.py    candidate records for the evidence model; ``train evidence`` fits it
     synthetic_evidence.py  the synthetic set with category/link/id evidence, some misleading
+    evidence_eval.py   image only / image + evidence / evidence alone on it (``bench/evidence.py``)
 
 Importing this package does not import torch; the names below that need it load on use.
 """
