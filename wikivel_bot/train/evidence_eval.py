@@ -40,6 +40,7 @@ from typing import AbstractSet, Any, Dict, List, Mapping, Optional, Sequence, Tu
 
 from wikivel_bot.core.calibration import apply_threshold, calibrate
 from wikivel_bot.core.evidence import KIND_CATEGORY, KIND_CATEGORY_LABEL, KIND_ID, KIND_LINK, Evidence
+from wikivel_bot.errors import UsageError
 from wikivel_bot.evaluation import score_rankings
 from wikivel_bot.train.reproduce import ReproduceOptions
 from wikivel_bot.train.synthetic_evidence import SyntheticEvidence
@@ -127,8 +128,6 @@ def run_evidence_bench(out: Path, options: EvidenceBenchOptions = EvidenceBenchO
 
     unknown = sorted(set(options.linkers) - set(LINKERS))
     if unknown:
-        from wikivel_bot.errors import UsageError
-
         raise UsageError(f"unknown linker {unknown[0]!r} (known: {', '.join(LINKERS)})")
     out = Path(out)
     started = time.perf_counter()
