@@ -209,7 +209,6 @@ def make_synthetic(out_dir: Path, n_files: int = 1200, seed: int = 0, *, force: 
 
     from wikivel_bot.labels import label_set_from_records, write_label_set
     from wikivel_bot.train.dataset import write_dataset
-    from wikivel_bot.train.shards import ShardWriter
 
     out_dir = Path(out_dir)
     files = generate_files(n_files, seed)
@@ -218,6 +217,22 @@ def make_synthetic(out_dir: Path, n_files: int = 1200, seed: int = 0, *, force: 
     label_set = label_set_from_records(item_records(chosen), dict(counts), min_freq=0)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_label_set(label_set, out_dir / "labels", overwrite=force)
+    write_images(out_dir, files, chosen, seed, shard_size)
+    (out_dir / "tiny-model.json").write_text(json.dumps(tiny_model_config(), indent=2) + "\n", encoding="utf-8")
+    return write_dataset([f.record for f in files], label_set, out_dir, seed=seed, labels_path="labels",
+                         sources=[{"kind": "synthetic", "files": n_files, "seed": seed}], synthetic=True,
+                         force=force)
+
+
+def write_images(out_dir: Path, files: Sequence[SyntheticFile], chosen: Dict[str, str], seed: int,
+                 shard_size: int) -> Path:
+    """The files' images into ``images/shard-*.tar`` (keyed by page id) and the chosen items'
+    P18 pictures into ``images/items/`` (the picture of the file each is named after).
+
+    :returns: the item-image directory.
+    """
+    from wikivel_bot.train.shards import ShardWriter
+
     with ShardWriter(out_dir / "images", shard_size) as writer:
         for f in files:
             writer.add(str(f.record.page_id), draw(f.colour, f.shape, seed * 1_000_003 + f.record.page_id), "png")
@@ -227,7 +242,4 @@ def make_synthetic(out_dir: Path, n_files: int = 1200, seed: int = 0, *, force: 
     for name in chosen.values():
         f = by_name[name]
         (items_dir / name).write_bytes(draw(f.colour, f.shape, seed * 1_000_003 + f.record.page_id))
-    (out_dir / "tiny-model.json").write_text(json.dumps(tiny_model_config(), indent=2) + "\n", encoding="utf-8")
-    return write_dataset([f.record for f in files], label_set, out_dir, seed=seed, labels_path="labels",
-                         sources=[{"kind": "synthetic", "files": n_files, "seed": seed}], synthetic=True,
-                         force=force)
+    return items_dir

@@ -64,6 +64,7 @@ from wikivel_bot.train.synthetic import (
     leaf_qid,
     shape_qid,
     tiny_model_config,
+    write_images,
 )
 from wikivel_bot.types import is_qid, qid_number
 from wikivel_bot.wikidata.entities import ItemInfo
@@ -184,7 +185,6 @@ def make_evidence_synthetic(out_dir: Path, n_files: int = 1200, seed: int = 0, *
     """
     from wikivel_bot.labels import label_set_from_records, write_label_set
     from wikivel_bot.train.dataset import CARD, write_dataset
-    from wikivel_bot.train.shards import ShardWriter
 
     shares = check_shares(shares)
     out_dir = Path(out_dir)
@@ -207,15 +207,7 @@ def make_evidence_synthetic(out_dir: Path, n_files: int = 1200, seed: int = 0, *
     label_set = label_set_from_records(records, counts, min_freq=1)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_label_set(label_set, out_dir / "labels", overwrite=force)
-    with ShardWriter(out_dir / "images", shard_size) as writer:
-        for f in files:
-            writer.add(str(f.record.page_id), draw(f.colour, f.shape, seed * 1_000_003 + f.record.page_id), "png")
-    items_dir = out_dir / "images" / "items"
-    items_dir.mkdir(parents=True, exist_ok=True)
-    by_name = {f.record.title.split(":", 1)[1]: f for f in files}
-    for name in chosen.values():
-        f = by_name[name]
-        (items_dir / name).write_bytes(draw(f.colour, f.shape, seed * 1_000_003 + f.record.page_id))
+    items_dir = write_images(out_dir, files, chosen, seed, shard_size)
     outside = _outside_items(plan, label_set, items_dir, seed)
     _write_jsonl(out_dir / ITEMS_FILE, (_item_doc(info) for info in outside))
     _write_jsonl(out_dir / EVIDENCE_FILE, ({"page_id": f.record.page_id, "depicts": list(f.record.source_items),
