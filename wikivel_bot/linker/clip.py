@@ -14,7 +14,6 @@ Every embedding is L2-normalised, so a dot product is the cosine the paper ranks
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -24,7 +23,7 @@ import torch.nn.functional as F
 
 from wikivel_bot.config import LinkerSettings
 from wikivel_bot.core.labelset import LabelSetView
-from wikivel_bot.errors import FileUnavailable, LinkerError
+from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker import checkpoint as ckpt
 from wikivel_bot.linker.backbone import precision
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, OutsideItem, Query
@@ -43,7 +42,7 @@ from wikivel_bot.linker.backbone.encoders import (
 from wikivel_bot.linker.backbone.text_tower import encode_texts, load_text_tower_state
 from wikivel_bot.linker.backbone.fastpath import apply_precision
 from wikivel_bot.linker.heads import build_heads
-from wikivel_bot.linker.backbone.images import decode_image
+from wikivel_bot.linker.backbone.images import decode_item_images
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
 from wikivel_bot.linker.spec import LinkerSpec
 from wikivel_bot.linker.search import chunked_topk
@@ -51,7 +50,6 @@ from wikivel_bot.linker.texts import render_item_text
 from wikivel_bot.linker.backbone.tower import IMAGE_ONLY_QUERIES, export_tower, load_tower, tower_key
 from wikivel_bot.linker.backbone.weights import resolve_weights, weights_identity
 
-log = logging.getLogger(__name__)
 
 # Items encoded per block while building an index: texts are sorted by length within a block,
 # and only one block's fp32 embeddings are held at a time (2.3M × 512 fp32 would be 4.7 GB).
@@ -347,16 +345,7 @@ class ClipLinker:
         present[:, 0] = True
         if self.item_image_loader is not None:
             names = {i: name for i, name in enumerate(images) if name}
-            found = self.item_image_loader(sorted(set(names.values()))) if names else {}
-            decoded, rows = [], []
-            for i, name in names.items():
-                if name not in found:
-                    continue
-                try:
-                    decoded.append(decode_image(found[name], min_side=self.backbone.image_size))
-                    rows.append(i)
-                except FileUnavailable as exc:
-                    log.info("item image %s skipped: %s", name, exc)
+            rows, decoded = decode_item_images(self.item_image_loader, names.items(), self.backbone.image_size)
             if count:
                 self._item_images[0] += len(names)
                 self._item_images[1] += len(rows)

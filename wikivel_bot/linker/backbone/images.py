@@ -8,12 +8,15 @@ limit is a reason, checked from the header before any pixel is decoded.
 from __future__ import annotations
 
 import io
+import logging
 import warnings
-from typing import Any, Optional
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from wikivel_bot.errors import FileUnavailable
+
+log = logging.getLogger(__name__)
 
 # 40 megapixels: far above any thumbnail step (3840 px wide), far below what would take
 # gigabytes to decode.
@@ -62,6 +65,31 @@ def decode_image(data: bytes, *, max_pixels: int = MAX_PIXELS, min_side: Optiona
     except (OSError, SyntaxError, ValueError) as exc:
         # Truncated and damaged files surface here as OSError ("image file is truncated").
         raise FileUnavailable(f"corrupt image: {exc}") from None
+
+
+def decode_item_images(
+    loader: Callable[[Sequence[str]], Mapping[str, bytes]], wanted: Iterable[Tuple[int, str]], min_side: Optional[int]
+) -> Tuple[List[int], List[Any]]:
+    """(rows, images): the item images (P18) of ``wanted`` (row, file name) pairs that the
+    loader has and that decode; the others are left out (an unreadable image is logged once,
+    and the item is ranked by its text alone).
+
+    :param loader: a linker's ``item_image_loader`` (file names → bytes).
+    :param min_side: the model's input side (JPEGs are decoded at the smallest scale above it).
+    """
+    pairs = list(wanted)
+    found = loader(sorted({name for _, name in pairs})) if pairs else {}
+    rows: List[int] = []
+    decoded: List[Any] = []
+    for row, name in pairs:
+        if name not in found:
+            continue
+        try:
+            decoded.append(decode_image(found[name], min_side=min_side))
+            rows.append(row)
+        except FileUnavailable as exc:
+            log.info("item image %s skipped: %s", name, exc)
+    return rows, decoded
 
 
 def _to_rgb(image: Any) -> Any:

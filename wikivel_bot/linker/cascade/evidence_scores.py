@@ -17,19 +17,15 @@ that module imports this one).
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Dict, List, Sequence
 
 import torch
 
-from wikivel_bot.errors import FileUnavailable
 from wikivel_bot.linker.backbone.encoders import encode_images
-from wikivel_bot.linker.backbone.images import decode_image
+from wikivel_bot.linker.backbone.images import decode_item_images
 from wikivel_bot.linker.backbone.text_tower import encode_texts
 from wikivel_bot.linker.base import OutsideItem, Query
 from wikivel_bot.linker.texts import render_item_text
-
-log = logging.getLogger(__name__)
 
 
 @torch.inference_mode()
@@ -82,16 +78,7 @@ def _images(cascade: Any, names: Sequence[str]) -> Dict[int, torch.Tensor]:
     wanted = {i: name for i, name in enumerate(names) if name}
     if cascade.item_image_loader is None or not wanted:
         return {}
-    found = cascade.item_image_loader(sorted(set(wanted.values())))
-    rows, decoded = [], []
-    for i, name in wanted.items():
-        if name not in found:
-            continue
-        try:
-            decoded.append(decode_image(found[name], min_side=cascade.backbone.image_size))
-            rows.append(i)
-        except FileUnavailable as exc:
-            log.info("item image %s skipped: %s", name, exc)
+    rows, decoded = decode_item_images(cascade.item_image_loader, wanted.items(), cascade.backbone.image_size)
     if not rows:
         return {}
     vectors = encode_images(cascade.backbone, decoded, cascade.settings.batch_size).float().half().float()

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from wikivel_bot.config import CascadeSettings, LinkerSettings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.core.verification import Calibration
-from wikivel_bot.errors import FileUnavailable, LinkerError
+from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.cascade import checkpoint as cckpt
 from wikivel_bot.linker import checkpoint as ckpt
 from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, LinkerDescription, OutsideItem, Query
@@ -40,7 +40,7 @@ from wikivel_bot.linker.clip import RANDOM_WARNING, ClipLinker, backbone_info, l
 from wikivel_bot.linker.backbone.encoders import Backbone, encode_images, query_images, query_rows
 from wikivel_bot.linker.backbone.text_tower import encode_tokens, length_groups, token_lengths
 from wikivel_bot.linker.heads import build_heads
-from wikivel_bot.linker.backbone.images import decode_image
+from wikivel_bot.linker.backbone.images import decode_item_images
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
 from wikivel_bot.linker.cascade.pair import PairModel, build_pair_model
 from wikivel_bot.linker.backbone.precision import cache_identity
@@ -306,16 +306,7 @@ class CascadeLinker:
         names = {i: name for i, name in enumerate(label_set.images) if name}
         for start in range(0, len(names), 4096):
             block = list(names.items())[start:start + 4096]
-            found = self.item_image_loader(sorted({name for _, name in block}))
-            rows, decoded = [], []
-            for i, name in block:
-                if name not in found:
-                    continue
-                try:
-                    decoded.append(decode_image(found[name], min_side=self.backbone.image_size))
-                    rows.append(i)
-                except FileUnavailable as exc:
-                    log.info("item image %s skipped: %s", name, exc)
+            rows, decoded = decode_item_images(self.item_image_loader, block, self.backbone.image_size)
             if rows:
                 vectors = encode_images(self.backbone, decoded, self.settings.batch_size)
                 out[rows] = vectors.float().cpu().numpy().astype(np.float16)
