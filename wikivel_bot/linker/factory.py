@@ -106,7 +106,7 @@ class EvidenceResolving(Protocol):
         """({page id: evidence}, {qid: ItemInfo of the items it names})."""
 
 
-# Where the ready linker gets its evidence resolver (``commons.evidence.evidence_source``):
+# Where the ready linker gets its evidence resolver (``commons.providers.evidence_source``):
 # called at the first batch, so a path that links nothing never opens the wiki; the caller
 # builds it from ``Settings.evidence`` (None when it is switched off).
 EvidenceSource = Callable[[], EvidenceResolving]
