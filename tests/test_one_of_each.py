@@ -15,7 +15,6 @@ import ast
 import html
 import re
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Iterator, List, Tuple
 
 import mwparserfromhell
@@ -23,37 +22,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
+from tests.source_scan import PACKAGE, code_constants, package_modules
 from wikivel_bot.core.timestamps import TIMESTAMP_FORMAT, format_timestamp, parse_timestamp
 from wikivel_bot.core.wikitext import wikitext_escape
 from wikivel_bot.queue.tables import candidates
 from wikivel_bot.types import is_qid, qid_number
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "wikivel_bot"
-
-
-def _modules() -> Iterator[Tuple[str, str]]:
-    for path in sorted(PACKAGE.rglob("*.py")):
-        yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
-
-
-def _docstrings(tree: ast.AST) -> set:
-    """ids of the docstring nodes (prose, not code)."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                found.add(id(body[0].value))
-    return found
-
-
-def _constants(tree: ast.AST) -> Iterator[ast.Constant]:
-    """The str and bytes constants of code (docstrings left out)."""
-    prose = _docstrings(tree)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in prose:
-            yield node
 
 
 # -- one item-id check --------------------------------------------------------------------------
@@ -89,7 +63,7 @@ def item_id_checks(modules: Iterator[Tuple[str, str]]) -> List[str]:
     found = []
     for name, source in modules:
         tree = ast.parse(source)
-        for node in _constants(tree):
+        for node in code_constants(tree):
             text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
             if _ID_REGEX.search(text):
                 found.append(f"{name}:{node.lineno}")
@@ -112,12 +86,12 @@ def item_id_checks(modules: Iterator[Tuple[str, str]]) -> List[str]:
 
 
 def test_only_types_checks_item_ids() -> None:
-    found = item_id_checks(_modules())
+    found = item_id_checks(package_modules())
     # The dump reader's bytes regex scans raw lines for speed; it must stay ASCII-only.
     dump_reader = [f for f in found if f.startswith("wikivel_bot/labels/dump_reader.py:")]
     assert len(dump_reader) == 1
     source = (PACKAGE / "labels" / "dump_reader.py").read_text(encoding="utf-8")
-    pattern = next(n.value for n in _constants(ast.parse(source)) if isinstance(n.value, bytes) and b"QPLM" in n.value)
+    pattern = next(n.value for n in code_constants(ast.parse(source)) if isinstance(n.value, bytes) and b"QPLM" in n.value)
     assert b"\\d" not in pattern and b"[1-9][0-9]*" in pattern
     assert [f.split(":")[0] for f in found if f not in dump_reader] == ["wikivel_bot/types.py"] * (len(found) - 1)
 
@@ -177,12 +151,12 @@ def test_ordinary_text_keeps_its_colons_and_dashes() -> None:
 def wikitext_escapers(modules: Iterator[Tuple[str, str]]) -> List[str]:
     """Modules that spell a character reference for a wikitext markup character."""
     markup = ("&#91;", "&#93;", "&#123;", "&#125;", "&#124;", "&#126;", "&#39;", "&#61;", "&#95;")
-    return sorted({name for name, source in modules for node in _constants(ast.parse(source))
+    return sorted({name for name, source in modules for node in code_constants(ast.parse(source))
                    if isinstance(node.value, str) and any(ref in node.value for ref in markup)})
 
 
 def test_only_core_wikitext_escapes_wikitext() -> None:
-    assert wikitext_escapers(_modules()) == ["wikivel_bot/core/wikitext.py"]
+    assert wikitext_escapers(package_modules()) == ["wikivel_bot/core/wikitext.py"]
     assert wikitext_escapers(iter([("x.py", 'ESC = {"|": "&#124;"}\n')])) == ["x.py"]
 
 
@@ -206,7 +180,7 @@ def test_other_forms_are_refused_naming_the_text(text: str) -> None:
 
 
 def test_only_core_timestamps_spells_the_format() -> None:
-    spelled = [(name, source.count(TIMESTAMP_FORMAT)) for name, source in _modules() if TIMESTAMP_FORMAT in source]
+    spelled = [(name, source.count(TIMESTAMP_FORMAT)) for name, source in package_modules() if TIMESTAMP_FORMAT in source]
     assert spelled == [("wikivel_bot/core/timestamps.py", 1)]
 
 
@@ -244,7 +218,7 @@ def sqlite_lock_branches(modules: Iterator[Tuple[str, str]]) -> List[str]:
 
 
 def test_the_queue_has_no_sqlite_branch_around_for_update() -> None:
-    queue = ((n, s) for n, s in _modules() if n.startswith("wikivel_bot/queue/"))
+    queue = ((n, s) for n, s in package_modules() if n.startswith("wikivel_bot/queue/"))
     assert sqlite_lock_branches(queue) == []
     old = ('def _locking(self, query):\n    if self.backend == "sqlite":\n        return query\n'
            '    return query.with_for_update(skip_locked=True)\n')
@@ -254,7 +228,7 @@ def test_the_queue_has_no_sqlite_branch_around_for_update() -> None:
 # -- the writer's protection check is pywikibot's -------------------------------------------------
 
 def test_no_module_keeps_its_own_protection_level_to_right_map() -> None:
-    rights = [name for name, source in _modules() for node in _constants(ast.parse(source))
+    rights = [name for name, source in package_modules() for node in code_constants(ast.parse(source))
               if node.value in ("editprotected", "editsemiprotected")]
     assert rights == []
 

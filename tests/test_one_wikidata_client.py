@@ -22,12 +22,12 @@ import threading
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.source_scan import code_constants, package_modules
 from tests.testwiki import TestWiki
 from wikivel_bot.errors import WikiError
 from wikivel_bot.labels.wikidata_api import build_from_api
@@ -37,36 +37,16 @@ from wikivel_bot.wikidata.cache import BoundedCache
 from wikivel_bot.wikidata.client import WikidataClient
 from wikivel_bot.wikidata.retry import RetryPolicy, retry_after_seconds
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "wikivel_bot"
 CONTACT = "https://commons.example/wiki/User:Wikivel_operator"
 
 
 # -- the guards: scanning the source ----------------------------------------------------------
 
-def _docstrings(tree: ast.AST) -> set:
-    """ids of the docstring nodes of a module, its classes and functions (prose, not code)."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                found.add(id(body[0].value))
-    return found
-
-
 def _code_strings(source: str) -> Iterator[Tuple[str, int]]:
     """(string, line) of every string constant in code, f-string pieces included, docstrings not."""
-    tree = ast.parse(source)
-    prose = _docstrings(tree)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+    for node in code_constants(ast.parse(source)):
+        if isinstance(node.value, str):
             yield node.value, node.lineno
-
-
-def _modules() -> Iterator[Tuple[str, str]]:
-    for path in sorted(PACKAGE.rglob("*.py")):
-        yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
 
 
 def wbgetentities_senders(modules: Iterator[Tuple[str, str]]) -> List[str]:
@@ -132,17 +112,17 @@ def test_only_the_client_sends_wbgetentities() -> None:
     """``wbgetentities`` leaves the process only from the wikidata room: the client and the
     look-ups built on it (Commons' evidence), and inside the room only ``api.py`` speaks HTTP,
     so every one of them has the same User-Agent, maxlag, retries and cap."""
-    senders = wbgetentities_senders(_modules())
+    senders = wbgetentities_senders(package_modules())
     assert f"{ROOM}client.py" in senders and all(name.startswith(ROOM) for name in senders), senders
-    assert http_callers((n, s) for n, s in _modules() if n.startswith(ROOM)) == [f"{ROOM}api.py"]
+    assert http_callers((n, s) for n, s in package_modules() if n.startswith(ROOM)) == [f"{ROOM}api.py"]
 
 
 def test_only_one_module_builds_a_user_agent() -> None:
-    assert user_agent_builders(_modules()) == ["wikivel_bot/wikidata/agent.py"]
+    assert user_agent_builders(package_modules()) == ["wikivel_bot/wikidata/agent.py"]
 
 
 def test_only_one_module_parses_retry_after() -> None:
-    assert retry_after_parsers(_modules()) == ["wikivel_bot/wikidata/retry.py"]
+    assert retry_after_parsers(package_modules()) == ["wikivel_bot/wikidata/retry.py"]
 
 
 def test_the_guards_see_a_second_copy() -> None:

@@ -125,3 +125,21 @@ class Linker(Protocol):
 
     def search(self, queries: Sequence[Query], k: int) -> List[List[Tuple[int, float]]]:
         """Top ``k`` (item position, score) per query, best first."""
+
+
+class LinkerWrapper:
+    """A linker around another that adds or replaces a few members and delegates the rest
+    (the verifier's wrapper, the set-up's wrapper): one delegation rule for both.
+
+    :param inner: the linker everything not defined on the wrapper comes from.
+    """
+
+    def __init__(self, inner: Linker) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names not defined on the wrapper: search, search_details, backbone...
+        inner = self.__dict__.get("inner")
+        if inner is None:  # half-built (copy, unpickling): nothing to delegate to yet
+            raise AttributeError(name)
+        return getattr(inner, name)

@@ -32,7 +32,7 @@ from wikivel_bot.config import CascadeSettings, LinkerSettings, Settings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.core.ranking import RankingRules
 from wikivel_bot.errors import LinkerError
-from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, Linker, LinkerDescription
+from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, Linker, LinkerDescription, LinkerWrapper
 from wikivel_bot.linker.spec import LinkerSpec, get_spec
 from wikivel_bot.types import MediaFile
 
@@ -274,7 +274,7 @@ def _plain(value: Any) -> Any:
     return f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
-class SetUpLinker:
+class SetUpLinker(LinkerWrapper):
     """A built linker whose description names its whole set-up: everything is the inner
     linker's, except that the version gets `` setup:<hash>`` (:func:`setup_digest`), so
     candidate rows made under another set-up are told apart by ``linker_version``.
@@ -283,15 +283,8 @@ class SetUpLinker:
     """
 
     def __init__(self, inner: Linker, digest: str) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.digest = digest
-
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for names not defined here: attach, search, search_details, backbone...
-        inner = self.__dict__.get("inner")
-        if inner is None:  # half-built (copy, unpickling): nothing to delegate to yet
-            raise AttributeError(name)
-        return getattr(inner, name)
 
     @property
     def description(self) -> LinkerDescription:

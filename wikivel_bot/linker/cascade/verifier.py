@@ -30,11 +30,11 @@ from typing import Any, Dict, List, Optional, Sequence
 from wikivel_bot.config import CascadeSettings, LinkerSettings
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.errors import LinkerError
-from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, Linker, LinkerDescription, Query
+from wikivel_bot.linker.base import IndexInfo, ItemImageLoader, Linker, LinkerDescription, LinkerWrapper, Query
 from wikivel_bot.types import MediaFile
 
 
-class VerifiedLinker:
+class VerifiedLinker(LinkerWrapper):
     """A linker with a verifier: everything is the linker's, plus :meth:`probabilities`.
 
     :param inner: the linker that ranks.
@@ -42,15 +42,8 @@ class VerifiedLinker:
     """
 
     def __init__(self, inner: Linker, verifier: Any) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.verifier = verifier
-
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for names not defined here: search, search_details, backbone...
-        inner = self.__dict__.get("inner")
-        if inner is None:  # half-built (copy, unpickling): nothing to delegate to yet
-            raise AttributeError(name)
-        return getattr(inner, name)
 
     def concurrent_batches(self) -> int:
         """One batch at a time: the verifier's pair model has not been made safe to run from
