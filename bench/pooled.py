@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict
+from typing import Any, Callable
 
 # The repository root instead of bench/ on the path: bench/queue.py would shadow the
 # standard library's queue, which torch imports.

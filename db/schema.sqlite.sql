@@ -142,3 +142,34 @@ UPDATE alembic_version SET version_num='0004' WHERE alembic_version.version_num 
 
 UPDATE alembic_version SET version_num='0005' WHERE alembic_version.version_num = '0004';
 
+-- Running upgrade 0005 -> 0006
+
+ALTER TABLE decisions ADD COLUMN overrode VARCHAR(255);
+
+UPDATE alembic_version SET version_num='0006' WHERE alembic_version.version_num = '0005';
+
+-- Running upgrade 0006 -> 0007
+
+CREATE TABLE web_sessions (
+    id VARCHAR(64) NOT NULL, 
+    user_name VARCHAR(255) NOT NULL, 
+    user_id VARCHAR(32) NOT NULL, 
+    user_groups JSON NOT NULL, 
+    blocked BOOLEAN NOT NULL, 
+    block_reason TEXT, 
+    created_at DATETIME NOT NULL, 
+    expires_at DATETIME NOT NULL, 
+    checked_at DATETIME NOT NULL, 
+    CONSTRAINT pk_web_sessions PRIMARY KEY (id)
+);
+
+CREATE INDEX ix_web_sessions_expires_at ON web_sessions (expires_at);
+
+UPDATE alembic_version SET version_num='0007' WHERE alembic_version.version_num = '0006';
+
+-- Running upgrade 0007 -> 0008
+
+ALTER TABLE edits ADD COLUMN rank VARCHAR(10);
+
+UPDATE alembic_version SET version_num='0008' WHERE alembic_version.version_num = '0007';
+

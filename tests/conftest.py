@@ -19,6 +19,13 @@ for _name in list(os.environ):
     if _name.startswith("WIKIVEL_") and not _name.startswith("WIKIVEL_TEST_"):
         del os.environ[_name]
 
+# The bot's caches default to $XDG_CACHE_HOME/wikivel-bot: the session gets its own, so no
+# test fills the developer's ~/.cache. Hugging Face's cache (weights downloaded once) stays
+# where it was, pinned through HF_HOME before XDG_CACHE_HOME moves.
+os.environ.setdefault("HF_HOME", os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"))
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="wikivel-cache-")
+
 # A shell starts background jobs (`make test &`, nohup) with SIGINT ignored, and an ignored
 # signal stays ignored across exec: the Ctrl-C tests' child processes would then never see
 # their SIGINT and hang. Handled (not ignored) signals reset to the default on exec.

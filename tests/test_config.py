@@ -165,8 +165,8 @@ def test_write_refuses_to_start_on_an_empty_dry_run_variable(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     "text, needle",
     [
-        ("[db]\nclaim_lease_s = 0\n", "db.claim_lease_s must be at least 10, not 0"),
-        ("[db]\nclaim_lease_s = -5\n", "db.claim_lease_s must be at least 10, not -5"),
+        ("[db]\nclaim_lease_s = 0\n", "db.claim_lease_s must be between 10 and 604800, not 0"),
+        ("[db]\nclaim_lease_s = -5\n", "db.claim_lease_s must be between 10 and 604800, not -5"),
         ("[write]\nbatch_size = 0\n", "write.batch_size must be between 1 and 1000, not 0"),
         ("[fetch]\nbatch_size = 51\n", "fetch.batch_size must be between 1 and 50, not 51"),
         ("[poll]\nbatch_size = -1\n", "poll.batch_size must be between 1 and 5000"),
@@ -189,7 +189,7 @@ def test_numeric_variables_are_checked_with_the_variable_named() -> None:
     with pytest.raises(ConfigError) as info:
         load_settings(env={"WIKIVEL_DB_CLAIM_LEASE_S": "0"})
     assert str(info.value) == (
-        "environment variable WIKIVEL_DB_CLAIM_LEASE_S: db.claim_lease_s must be at least 10, not 0")
+        "environment variable WIKIVEL_DB_CLAIM_LEASE_S: db.claim_lease_s must be between 10 and 604800, not 0")
     assert load_settings(env={"WIKIVEL_FETCH_THUMB_WIDTH": "960"}).fetch.thumb_width == 960
 
 

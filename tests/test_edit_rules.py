@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from wikivel_bot.core.edit_rules import SUMMARY_LIMIT, edit_summary, plan_edit
+from wikivel_bot.core.edit_rules import (
+    COMMENT_LIMIT,
+    SUMMARY_LIMIT,
+    SummaryItem,
+    group_summary,
+    plan_edit,
+    summary_fits,
+)
 from wikivel_bot.types import Depiction, MediaFile
 
 # house cat Q146 -> (P279) domestic animal / pet ... ; a specific cat item -> Q146 (P31)
@@ -45,13 +52,36 @@ def test_plan_edit(file, qid, reason) -> None:
         assert not plan.write and reason in plan.reason
 
 
-def test_summary_names_item_reviewer_version_and_batch() -> None:
-    text = edit_summary("Q146", "Ann", "0.1.0", "b-20261121-1", prominent=True)
-    assert text == ("Adding depicts [[d:Q146|Q146]] (prominent), approved by [[User:Ann]] "
-                    "(wikivel-bot 0.1.0, batch b-20261121-1)")
+def test_summary_names_items_labels_reviewers_version_and_batch() -> None:
+    items = [SummaryItem("Q146", "house cat"), SummaryItem("Q3736439", "duck", prominent=True),
+             SummaryItem("Q5", prominent=True), SummaryItem("Q144")]
+    text = group_summary(items, ["Ann", "Bob", "Ann"], "0.1.0", "b-20261121000000-abcd")
+    assert text == ("Adding depicts [[d:Q146|Q146]] (house cat), [[d:Q3736439|Q3736439]] (duck, "
+                    "prominent), [[d:Q5|Q5]] (prominent), [[d:Q144|Q144]], approved by [[User:Ann]], "
+                    "[[User:Bob]] (wikivel-bot 0.1.0, batch b-20261121000000-abcd)")
 
 
-def test_summary_is_cut_in_the_reviewer_name_only() -> None:
-    text = edit_summary("Q146", "A" * 400, "0.1.0", "b-1")
-    assert len(text) == SUMMARY_LIMIT
-    assert text.endswith("…]] (wikivel-bot 0.1.0, batch b-1)")
+def test_labels_cannot_become_wikitext() -> None:
+    text = group_summary([SummaryItem("Q1", "a [[link]] {{t}} /* c */ x|y")], ["Ann"], "0.1.0", "b-1")
+    assert "(a link t c x y)" in text
+
+
+def test_long_summaries_shorten_labels_and_names_never_ids() -> None:
+    items = [SummaryItem(f"Q{1000000 + i}", "a rather long label " * 5, prominent=i % 2 == 0)
+             for i in range(9)]
+    text = group_summary(items, ["R" * 300, "Bob"], "0.1.0", "b-20261121000000-abcd")
+    assert len(text) <= SUMMARY_LIMIT <= COMMENT_LIMIT - 30  # room for Wikibase's auto comment
+    for item in items:
+        assert f"[[d:{item.qid}|{item.qid}]]" in text
+    assert text.count("…") >= 9 and "[[User:Bob]]" in text
+    # The long name is shortened as plain text, never a link to a user who does not exist.
+    assert "approved by RRR" in text and "[[User:R" not in text
+    assert text.endswith(" (wikivel-bot 0.1.0, batch b-20261121000000-abcd)")
+
+
+def test_too_many_items_for_one_summary_do_not_fit() -> None:
+    items = [SummaryItem(f"Q{1000000000 + i}", prominent=True) for i in range(20)]
+    assert not summary_fits(items, ["Ann"], "0.1.0", "b-1")
+    assert summary_fits(items[:8], ["Ann"], "0.1.0", "b-1")
+    with pytest.raises(ValueError):
+        group_summary(items, ["Ann"], "0.1.0", "b-1")

@@ -271,7 +271,7 @@ LINKER = "wikivel_bot.linker"
 LINKER_FLOORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("factory", ("factory", "parity")),
     ("cascade", ("cascade",)),
-    ("implementations", ("clip", "baselines", "checkpoint", "link", "evidence_link")),
+    ("implementations", ("clip", "clip_backbone", "baselines", "checkpoint", "link", "evidence_link", "learned")),
     ("contract", ("base", "spec", "texts", "heads", "index", "search", "evidence_model")),
     ("backbone", ("backbone",)),
 )
@@ -346,3 +346,40 @@ def test_the_floor_rule_catches_an_upward_import_and_the_front_door() -> None:
     assert len(problems) == 2
     assert "backbone.encoders (backbone) imports wikivel_bot.linker.clip (implementations)" in problems[0]
     assert "front door" in problems[1]
+
+
+# -- the learning room (learning from reviewers, docs/learning.md) -----------------------------
+
+LEARNING = "wikivel_bot.learning"
+# Who may use the room: the CLI and the daemon run it; config reads only the stdlib registry
+# (which checkpoint runs); the train room's lazy import is the other way round (none).
+LEARNING_USERS = ("wikivel_bot.cli", "wikivel_bot.daemon", "wikivel_bot.learning")
+LEARNING_NEVER = ("wikivel_bot.cli", "wikivel_bot.daemon", "wikivel_bot.web", "wikivel_bot.review",
+                  "wikivel_bot.backfill")
+
+
+def learning_problems(graph: Dict[str, Set[str]]) -> List[str]:
+    problems = []
+    for module, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            if dep.startswith(LEARNING) and not module.startswith(LEARNING_USERS):
+                if not (module.startswith("wikivel_bot.config") and dep == f"{LEARNING}.registry"):
+                    problems.append(f"{module} imports {dep}: only the CLI and the daemon use the learning room")
+            if module.startswith(LEARNING) and dep.startswith(LEARNING_NEVER):
+                problems.append(f"{module} imports {dep}, a room above it")
+    registry_deps = graph.get(f"{LEARNING}.registry", set())
+    # core is standard library only, and config imports it already.
+    problems += [f"{LEARNING}.registry imports {d} (config reads it: standard library, core and errors only)"
+                 for d in sorted(registry_deps) if d != "wikivel_bot.errors" and not d.startswith("wikivel_bot.core.")]
+    return problems
+
+
+def test_the_learning_room_sits_between_its_tools_and_its_users() -> None:
+    problems = learning_problems(package_graph())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_learning_rule_catches_a_climb() -> None:
+    graph = {f"{LEARNING}.cycle": {"wikivel_bot.cli.context"}, "wikivel_bot.web.app": {f"{LEARNING}.judge"},
+             f"{LEARNING}.registry": {"wikivel_bot.queue.store"}}
+    assert len(learning_problems(graph)) == 3

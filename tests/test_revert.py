@@ -9,6 +9,7 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     Human,
     ancestors_of,
     approve,
+    approve_all,
     clock,
     depicts_on_wiki,
     edit_rows,
@@ -149,3 +150,68 @@ def test_revert_removes_a_prominent_statement_left_as_written(wiki, site, queue,
     counters = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
     assert counters.reverted == 1 and depicts_on_wiki(wiki, 10004) == []
     assert edit_rows(queue)[-1]["outcome"] == "reverted"
+
+
+def test_revert_of_a_group_edit_leaves_the_statement_a_human_added_since(wiki, site, queue, clock) -> None:
+    approve_all(queue, 10004, ["Q146", "Q144", "Q3736439"], prominent=["Q3736439"])
+    assert write_batch(queue, site, clock, BATCH).written == 3
+    (group_edit,) = wiki.edits
+    guids = sorted(s["id"] for s in depicts_on_wiki(wiki, 10004))
+
+    def add_fourth(data):
+        data["statements"]["P180"].append({
+            "mainsnak": {"snaktype": "value", "property": "P180",
+                         "datavalue": {"value": {"entity-type": "item", "numeric-id": 5, "id": "Q5"},
+                                       "type": "wikibase-entityid"}},
+            "type": "statement", "id": "M10004$00000000-0000-4000-8000-000000000004", "rank": "normal"})
+
+    Human(wiki).change(10004, add_fourth)
+    writes_before = wiki.write_count()
+
+    counters = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
+
+    assert counters.reverted == 3 and sum(counters.left_alone.values()) == 0
+    (request,) = wiki.recorder.write_requests()[writes_before:]  # one removal edit for the group
+    assert request.action == "wbremoveclaims" and sorted(request.params["claim"].split("|")) == guids
+    assert request.params["summary"] == revert_summary(["Q146", "Q144", "Q3736439"], BATCH)
+    assert targets(depicts_on_wiki(wiki, 10004)) == ["Q5"]  # the human's statement stays
+    rows = [r for r in edit_rows(queue) if r["outcome"] == "reverted"]
+    assert sorted(r["statement_id"] for r in rows) == guids
+    assert {r["revid"] for r in rows} == {wiki.edits[-1].new_revid} != {group_edit.new_revid}
+    assert set(states(queue).values()) == {"reverted"}
+
+
+def test_revert_finds_a_statement_whose_pair_was_rejected_while_it_was_written(wiki, site, queue,
+                                                                               clock) -> None:
+    """The reject arrived while the edit was in flight: the edit is in the audit, the pair
+    stays rejected, and `revert --batch` removes the statement all the same."""
+    from wikivel_bot.types import DecisionAction
+
+    approve(queue, 10004, "Q146")
+    (edit,) = queue.claim_approved(5, "writer")
+    outcome = StatementWriter(site, BATCH, ancestors_of).write(edit)
+    queue.record_decision(10004, "Q146", DecisionAction.REJECT, "Patroller Pat", "web")
+    queue.record_edit(edit.candidate_id, BATCH, outcome, clock(), worker="writer")
+    assert states(queue)[(10004, "Q146")] == "rejected"
+
+    counters = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
+    assert counters.reverted == 1 and depicts_on_wiki(wiki, 10004) == []
+    assert states(queue)[(10004, "Q146")] == "rejected"
+    assert [r["outcome"] for r in edit_rows(queue)] == ["written", "reverted"]
+    assert revert_batch(RevertQueue(queue), StatementReverter(site), BATCH).reverted == 0
+
+
+def test_many_statements_of_one_file_are_removed_in_edits_whose_comment_fits() -> None:
+    from types import SimpleNamespace
+
+    from wikivel_bot.commons.revert import removal_comment_room, revert_groups
+
+    rows = [SimpleNamespace(page_id=10004, qid=f"Q{1000000 + i}") for i in range(12)]
+    rows.append(SimpleNamespace(page_id=10046, qid="Q146"))
+    groups = revert_groups(rows, BATCH)
+    assert [r for g in groups for r in g] == rows  # every statement, each once, in order
+    assert len(groups) > 2 and groups[-1] == [rows[-1]]  # another file: its own edit
+    for group in groups:
+        assert len({r.page_id for r in group}) == 1
+        summary = revert_summary([r.qid for r in group], BATCH)
+        assert len(summary) + removal_comment_room(len(group)) <= 500

@@ -67,7 +67,18 @@ def test_a_rejection_cannot_be_approved_from_the_cli(queue) -> None:
     assert run(url, "review", "reject", "--file", "M1", "--item", "Q5", "--reviewer", "Ann").exit_code == 0
     result = run(url, "review", "approve", "--file", "M1", "--item", "Q5", "--reviewer", "Ann")
     assert result.exit_code == 1
-    assert result.output.strip() == "error: cannot approve M1 Q5: it is already rejected"
+    assert result.output.strip() == "error: cannot approve M1 Q5: it is already rejected by Ann"
+
+
+def test_another_reviewers_approval_is_not_replaced_from_the_cli(queue) -> None:
+    url, store = queue
+    assert run(url, "review", "approve", "--file", "M1", "--item", "Q146", "--reviewer", "Ann").exit_code == 0
+    result = run(url, "review", "reject", "--file", "M1", "--item", "Q146", "--reviewer", "Bob")
+    assert result.exit_code == 1
+    assert result.output.strip() == ("error: M1 Q146 is approved by Ann: only an operator may override another "
+                                     "reviewer's decision; nothing changed")
+    assert pair_states(store)[(1, "Q146")] == ("approved", 0)
+    assert [(r[2], r[3]) for r in decision_rows(store)] == [("approve", "Ann")]
 
 
 @pytest.mark.parametrize("args, code, message", [

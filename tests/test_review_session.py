@@ -11,7 +11,7 @@ from tests.review_support import CAT, DOG, HUMAN, PARK, T0, TABBY, add_file, dec
 from wikivel_bot.core.review_rules import ReviewFilter
 from wikivel_bot.queue.store import Store
 from wikivel_bot.review.keys import LineKeys, TerminalKeys, line_tokens
-from wikivel_bot.review.session import ReviewSession
+from wikivel_bot.review.session import ReviewSession, SessionCounts
 from wikivel_bot.review.terminal import render, run_review
 from wikivel_bot.types import DecisionAction, Written
 
@@ -91,9 +91,48 @@ def test_a_pair_decided_elsewhere_meanwhile_is_marked_not_overwritten(store: Sto
     session.start()
     store.record_decision(1, "Q146", DecisionAction.REJECT, "Bob", "web")
     session.decide(DecisionAction.APPROVE)
-    assert session.current.marks[0] == "already rejected elsewhere"
+    assert session.current.marks[0] == "already rejected by Bob elsewhere"
     assert session.current.cursor == 1
     assert pair_states(store)[(1, "Q146")] == ("rejected", 0) and session.counts.approved == 0
+
+
+def test_another_reviewers_approval_is_never_replaced_from_the_terminal(store: Store) -> None:
+    """Issue 32.2: Bob approves while the pair is on Ann's screen; Ann's reject, approve,
+    prominent or skip is refused with who decided what, and nothing of hers is recorded."""
+    two_files(store)
+    actions = (DecisionAction.REJECT, DecisionAction.APPROVE_PROMINENT, DecisionAction.APPROVE,
+               DecisionAction.SKIP)
+    sessions = [ReviewSession(store, "Ann") for _ in actions]
+    for session in sessions:
+        session.start()  # each shows M1 with the cat waiting and selected
+    store.record_decision(1, "Q146", DecisionAction.APPROVE, "Bob", "web")
+    for session, action in zip(sessions, actions):
+        assert session.current.file.candidates[0].qid == "Q146"
+        session.decide(action)
+        assert session.current.marks[0] == "already approved by Bob elsewhere"
+        assert "decided elsewhere meanwhile (approved by Bob): nothing of yours recorded" in session.message
+        assert session.counts == SessionCounts(files=1)
+        # The screen the reviewer looks at says so too.
+        assert "[already approved by Bob elsewhere]" in render(session)
+    assert pair_states(store)[(1, "Q146")] == ("approved", 0)
+    assert decision_rows(store) == [(1, "Q146", "approve", "Bob", "web")]
+
+
+def test_terminal_loop_tells_the_reviewer_and_changes_nothing(store: Store) -> None:
+    """The same through the terminal loop: Bob approves between Ann's screen and her key."""
+    two_files(store)
+
+    def keys():
+        store.record_decision(1, "Q146", DecisionAction.APPROVE, "Bob", "web")
+        yield "3"
+        yield "q"
+
+    out = io.StringIO()
+    counts = run_review(ReviewSession(store, "Ann"), keys(), out)
+    assert ">> Q146 was decided elsewhere meanwhile (approved by Bob): nothing of yours recorded" in out.getvalue()
+    assert counts.rejected == 0
+    assert pair_states(store)[(1, "Q146")] == ("approved", 0)
+    assert decision_rows(store) == [(1, "Q146", "approve", "Bob", "web")]
 
 
 def test_undo_of_a_pair_the_writer_took_is_refused(store: Store) -> None:

@@ -84,7 +84,7 @@ def test_suggest_json_counts_what_was_withheld_and_names_it_only_when_asked(run,
 def test_suggest_table_counts_withheld_and_names_them_only_with_show_withheld(run, photo, labels_dir):
     quiet = run("suggest", str(photo), "--labels", labels_dir, *TINY)
     assert quiet.exit_code == 0, quiet.output
-    assert ("withheld by the safety rules: 3 named person, 5 sensitive class "
+    assert ("withheld by the safety rules: 3 named people, 5 sensitive classes "
             "(-v lists them; --show-withheld names them)") in quiet.stdout
     assert "Q5582" not in quiet.stdout and OFF not in quiet.stdout
     # -v: one line per withheld suggestion with its reason, still without the item.

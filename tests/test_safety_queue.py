@@ -81,7 +81,7 @@ def test_withheld_suggestions_are_stored_counted_and_exported(store, linker):
     stats = write_export(iter_review_files(store, ReviewFilter()), "wikitext", out, lambda t: t,
                          datetime(2024, 5, 2, tzinfo=timezone.utc))
     assert stats.withheld == {PEOPLE: 5, SENSITIVE: 10}
-    assert stats.withheld_line() == "withheld by the safety rules for these files: 5 named person, 10 sensitive class"
+    assert stats.withheld_line() == "withheld by the safety rules for these files: 5 named people, 10 sensitive classes"
     assert "safety rules withheld 15 suggestion(s) for these files (named person: 5, sensitive class: 10)" in out.getvalue()
     jsonl = io.StringIO()
     assert write_export(iter_review_files(store, ReviewFilter()), "jsonl", jsonl, lambda t: t,
@@ -93,7 +93,7 @@ def test_withheld_suggestions_are_stored_counted_and_exported(store, linker):
     session.start()
     assert session.current.file.page_id == 501
     screen = render(session, width=200)
-    assert "withheld:    3 named person, 5 sensitive class (safety rules)" in screen
+    assert "withheld:    3 named people, 5 sensitive classes (safety rules)" in screen
 
 
 def test_no_withheld_item_reaches_the_database_an_export_or_the_web_api(store, linker):

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from tests.db_support import open_store
-from wikivel_bot.errors import IllegalTransition, NotFound, UsageError
+from wikivel_bot.errors import IllegalTransition, LeaseLost, NotFound, UsageError
 from wikivel_bot.queue import migrate
 from wikivel_bot.queue.store import Store
 from wikivel_bot.types import (
@@ -224,6 +224,41 @@ def test_approved_pairs_are_claimed_for_writing_with_their_reviewer(store: Store
     assert store.claim_approved(10, "writer-2") == []
 
 
+def test_approved_pairs_are_claimed_by_whole_files(store: Store) -> None:
+    """The writer makes one edit per file: a file's claimable pairs come together, past the
+    limit; a pair approved after the claim is left for the file's next edit."""
+    linked_file(store, 1, ["Q146", "Q144", "Q5"])
+    linked_file(store, 2, ["Q146", "Q3736439"])
+    for page_id, qid in ((1, "Q146"), (2, "Q146"), (1, "Q144"), (2, "Q3736439")):
+        store.record_decision(page_id, qid, DecisionAction.APPROVE, "Bob", "cli")
+    first = store.claim_approved(1, "A")
+    assert [(e.page_id, e.qid) for e in first] == [(1, "Q146"), (1, "Q144")]
+    store.record_decision(1, "Q5", DecisionAction.APPROVE, "Bob", "cli")
+    assert sorted((e.page_id, e.qid) for e in store.claim_approved(5, "B")) == [
+        (1, "Q5"), (2, "Q146"), (2, "Q3736439")]
+
+
+def test_an_edit_that_was_made_is_recorded_whatever_happened_to_the_pair(store: Store) -> None:
+    """A reject that arrives while the edit is in flight: the Written is recorded (every bot
+    edit is in the audit) and the pair keeps the reviewer's state; anything else a writer
+    that lost the pair would record is refused."""
+    linked_file(store, 1, ["Q146", "Q144"])
+    for qid in ("Q146", "Q144"):
+        store.record_decision(1, qid, DecisionAction.APPROVE, "Bob", "cli")
+    written, skipped = store.claim_approved(5, "w")
+    for edit in (written, skipped):
+        store.record_decision(1, edit.qid, DecisionAction.REJECT, "Bob", "web")
+    state = store.record_edit(written.candidate_id, "b-1", Written(revid=7, statement_id="M1$x"), T0,
+                              worker="w")
+    assert state is CandidateState.REJECTED
+    with pytest.raises(LeaseLost):
+        store.record_edit(skipped.candidate_id, "b-1", Skipped("present"), T0, worker="w")
+    (row,) = store.audit_rows(batch_id="b-1")
+    assert (row["qid"], row["outcome"], row["revid"], row["statement_id"]) == ("Q146", "written", 7, "M1$x")
+    assert store.counts()["candidates"]["rejected"] == 2
+    assert store.claims() == []
+
+
 @pytest.mark.parametrize(
     "outcome, state, edit_outcome",
     [
@@ -286,20 +321,22 @@ def test_a_lease_is_confirmed_renewed_and_released(db_url: str) -> None:
 
         clock.advance(50)
         assert store.confirm_claim(first.candidate_id, "A")
-        assert store.renew_claims("A") == 3
+        assert store.renew_claims("A", candidate_ids=[e.candidate_id for e in (first, second, third)]) == 3
         clock.advance(50)  # 100 s after the claim, 50 after the renewal: still A's
         assert store.claim_approved(3, "B") == []
 
         clock.advance(61)  # A stalled without renewing: B may take the pairs over
-        taken = store.claim_approved(1, "B")
-        assert [t.candidate_id for t in taken] == [first.candidate_id]
+        taken = store.claim_approved(1, "B")  # a whole file: the writer makes one edit of it
+        assert [t.candidate_id for t in taken] == [first.candidate_id, second.candidate_id, third.candidate_id]
         assert not store.confirm_claim(first.candidate_id, "A"), "A must not edit B's pair"
         assert store.confirm_claim(first.candidate_id, "B")
 
-        # A gives back what it did not handle: B can take it at once, no lease to wait for.
-        assert store.release_candidates([second.candidate_id, first.candidate_id], "A") == 1
-        assert [t.candidate_id for t in store.claim_approved(5, "B")] == [second.candidate_id, third.candidate_id]
-        assert store.release_claims_of("B") == 3
+        # A holds nothing any more; B gives back what it did not handle: C can take it at
+        # once, no lease to wait for.
+        assert store.release_candidates([second.candidate_id, first.candidate_id], "A") == 0
+        assert store.release_candidates([second.candidate_id], "B") == 1
+        assert [t.candidate_id for t in store.claim_approved(5, "C")] == [second.candidate_id]
+        assert store.release_claims_of("B") == 2 and store.release_claims_of("C") == 1
         assert store.claims() == []
     finally:
         store.close()

@@ -228,7 +228,8 @@ def test_wbgetentities_for_mediainfo_and_items(wiki: TestWiki) -> None:
     assert 'deprecated' in {c['rank'] for c in pluto['claims']['P31']}
 
 
-def test_login_and_write_errors_have_real_shapes(wiki: TestWiki) -> None:
+def test_login_and_write_errors_have_real_shapes(wiki: TestWiki,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     s = requests.Session()
     token = api(wiki, s, action='query', meta='tokens', type='login'
                 )['query']['tokens']['logintoken']
@@ -246,8 +247,11 @@ def test_login_and_write_errors_have_real_shapes(wiki: TestWiki) -> None:
     bad = api(wiki, s, action='wbsetclaim', claim=claim, token='nope+\\')
     assert bad['error']['code'] == 'badtoken'
     csrf = api(wiki, s, action='query', meta='tokens')['query']['tokens']['csrftoken']
+    # strict: any stale baserevid is a conflict (Wikibase would say nosuchrevid here)
+    monkeypatch.setattr(wiki, 'strict_baserevid', True)
     stale = api(wiki, s, action='wbsetclaim', claim=claim, token=csrf,
                 baserevid=1)
+    monkeypatch.undo()
     assert stale['error']['code'] == 'editconflict'
     assert stale['error']['messages'][0]['name'] == 'edit-conflict'
     before = wiki.write_count()
@@ -295,12 +299,38 @@ def test_faults_via_control_endpoint_and_runtime_uploads(wiki: TestWiki) -> None
 
 
 def test_timeout_fault_stalls_the_request(wiki: TestWiki) -> None:
-    wiki.faults.add('wbgetentities', 'timeout', seconds=2)
+    # Stalled until released (600 s only guards a hang): the client gives up first whatever
+    # the machine's load.
+    stalled = wiki.faults.add('wbgetentities', 'timeout', seconds=600)
     with pytest.raises(requests.exceptions.ReadTimeout):
         requests.post(wiki.api_url, data={'action': 'wbgetentities',
                                           'ids': 'Q5', 'format': 'json'},
                       timeout=0.5)
+    assert stalled.holding.is_set()
+    stalled.release()
     assert api(wiki, action='wbgetentities', ids='Q5')['success'] == 1
+
+
+def test_a_held_answer_is_sent_when_the_test_releases_it(wiki: TestWiki) -> None:
+    """``hold_response`` applies the request, then holds the answer until released through
+    the control endpoint: the order of events is the test's, not the clock's."""
+    control = wiki.server + '/_control'
+    added = requests.post(control + '/faults', json={
+        'kind': 'wbgetentities', 'error': 'hold_response', 'seconds': 600}, timeout=120).json()
+    (fault,) = wiki.faults.pending()
+    answers: list = []
+    client = threading.Thread(target=lambda: answers.append(api(
+        wiki, action='wbgetentities', ids='Q5')))
+    client.start()
+    assert fault.holding.wait(120)  # the request arrived and its answer is held
+    assert answers == [] and client.is_alive()
+    released = requests.post(control + '/faults/release', json={'id': added['id']},
+                             timeout=120).json()
+    assert released['id'] == added['id'] and released['holding'] is True
+    client.join(120)
+    assert not client.is_alive() and answers[0]['success'] == 1
+    assert requests.post(control + '/faults/release', json={'id': 999},
+                         timeout=120).status_code == 400
 
 
 def test_file_deleted_between_poll_and_fetch(wiki: TestWiki) -> None:

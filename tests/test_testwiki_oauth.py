@@ -35,3 +35,39 @@ def test_code_token_profile_and_their_refusals() -> None:
         # A callback outside the registered prefix is refused on the consent page itself.
         foreign = authorize.replace(callback, "https://evil.example/cb")
         assert requests.get(foreign, timeout=10).status_code == 400
+
+
+def test_pkce_binds_the_code_to_the_verifier() -> None:
+    import base64
+    import hashlib
+
+    with TestWiki.start() as wiki:
+        base = wiki.server + "/w/rest.php/oauth2/"
+        callback = "http://127.0.0.1:9/cb"
+        verifier = "v" * 43
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        authorize = (base + "authorize?response_type=code&client_id=" + DEFAULT_CLIENT_ID + "&redirect_uri="
+                     + callback + "&state=s&code_challenge=" + challenge + "&code_challenge_method=S256")
+        form = {"grant_type": "authorization_code", "redirect_uri": callback, "client_id": DEFAULT_CLIENT_ID,
+                "client_secret": DEFAULT_CLIENT_SECRET}
+        for sent, status in (({}, 400), ({"code_verifier": "w" * 43}, 400), ({"code_verifier": verifier}, 200)):
+            code = query_of(consent(authorize, "Carla Archiv"))["code"]
+            answer = requests.post(base + "access_token", data={**form, "code": code, **sent}, timeout=10)
+            assert answer.status_code == status, (sent, answer.text)
+        assert requests.get(authorize.replace("S256", "S512"), timeout=10).status_code == 400
+
+
+def test_list_users_and_the_block_control_show_what_an_admin_did() -> None:
+    with TestWiki.start() as wiki:
+        def users() -> dict:
+            return requests.get(wiki.api_url, params={"action": "query", "list": "users", "format": "json",
+                                                      "ususers": "Carla Archiv|Nobody Here",
+                                                      "usprop": "groups|blockinfo"}, timeout=10).json()["query"]["users"]
+
+        carla, nobody = users()
+        assert "autoconfirmed" in carla["groups"] and "blockid" not in carla and "missing" in nobody
+        done = requests.post(wiki.server + "/_control/block", json={"user": "Carla Archiv", "groups": []}, timeout=10)
+        assert done.json() == {"user": "Carla Archiv", "blocked": True, "groups": []}
+        carla, _ = users()
+        assert carla["blockid"] and carla["groups"] == ["*", "user"]
+        assert requests.post(wiki.server + "/_control/block", json={"user": "Nobody Here"}, timeout=10).status_code == 400

@@ -213,7 +213,8 @@ def test_the_review_page_counts_what_the_safety_rules_withheld(webwiki, web_queu
     detail = client.get("/api/files/M10001").json
     assert detail["withheld"] == {"named person": 2, "sensitive class": 1}
     page = client.get("/review?file=M10001").get_data(as_text=True)
-    assert "Withheld by the safety rules:" in page and "2 named person" in page
+    assert "Withheld by the safety rules:" in page and "2 named people" in page and "1 sensitive class" in page
+    assert "named person" not in page  # 29.9: the plural, not "2 named person"
     assert "Q42" not in page and "Q1339" not in page
 
 

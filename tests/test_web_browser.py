@@ -146,9 +146,12 @@ def test_patroller_journey(browser, tmp_path: Path) -> None:  # noqa: F811 - fix
                     page.keyboard.press("u")  # back to the church, its "dog" open again
                     page.wait_for_selector("#review[data-file='M10004']")
                     expect(page.locator(".cand[data-item='Q144']")).to_have_attribute("data-state", "proposed")
+                    # selected by review.js once it has run on the reloaded page: keys act now
+                    expect(page.locator(".cand[data-item='Q144']")).to_have_class(re.compile(r"\bselected\b"))
                     page.keyboard.press("3")
             # Next in the queue: the first grid file; ? shows the keys.
             page.wait_for_selector(f"#review[data-file='M{GRID_FILES[0][0]}']")
+            page.wait_for_selector("#candidates .cand.selected")  # review.js has run: keys act
             page.keyboard.press("?")
             expect(page.locator("#help")).to_be_visible()
 
@@ -222,7 +225,9 @@ def test_patroller_journey(browser, tmp_path: Path) -> None:  # noqa: F811 - fix
             page.click("#login")
             page.fill("#wpName", OPERATOR)
             page.click("#mw-oauth-allow")
-            page.click("#revert")
+            page.click("#revert")  # asks first: how many statements on how many files
+            expect(page.locator("#revert-summary")).to_contain_text(f"{len(approved)} depicts statements")
+            page.click("#confirm-revert")
             expect(page.locator(".notice")).to_contain_text(f"requested by {OPERATOR}")
             expect(page.locator(".notice")).to_contain_text(f"{len(approved)} statements removed")
             context.close()

@@ -26,6 +26,7 @@ from tests.web_support import (  # noqa: F401 - fixtures are used by name
 from wikivel_bot.errors import ConfigError
 from wikivel_bot.queue.engine import create_engine_for
 from wikivel_bot.queue.store import Store
+from wikivel_bot.web.oauth import safe_next
 from wikivel_bot.web.reviewer import Reviewer
 from wikivel_bot.web.secrets_file import load_secrets
 from wikivel_bot.config import WebSettings
@@ -92,6 +93,10 @@ def test_cancelled_stale_and_foreign_logins_are_refused(webwiki, web_queue) -> N
     # After login, no open redirect to another host.
     third = make_app(webwiki, web_queue).test_client()
     assert login(third, "Alice Uploader", next_path="//evil.example/x").headers["Location"] == "/"
+    # Nor by the spellings browsers read as "//" (a backslash; a tab or newline they drop).
+    for sneaky in ("/\\evil.example", "\\\\evil.example", "/\t/evil.example", "/\n/evil.example", "https://evil.example"):
+        assert safe_next(sneaky) == "/", sneaky
+    assert safe_next("/grid?item=Q146&after=2") == "/grid?item=Q146&after=2"
 
 
 def test_login_not_configured_says_so(webwiki, web_queue) -> None:
@@ -144,8 +149,9 @@ def test_only_operators_revert(webwiki, web_queue) -> None:
     client = app.test_client()
     login(client, OPERATOR)
     answer = client.post("/batches/b-7/revert", data={"csrf_token": csrf_of(client)})
-    assert answer.status_code == 200 and calls == [("b-7", OPERATOR)]
-    assert "1 statements removed" in answer.get_data(as_text=True)
+    # POST/redirect/GET: the batch page shows the outcome once, and a reload re-posts nothing.
+    assert answer.status_code == 303 and calls == [("b-7", OPERATOR)]
+    assert answer.headers["Location"].endswith("/batches/b-7")
 
 
 def test_healthz(webwiki, web_queue, tmp_path: Path) -> None:

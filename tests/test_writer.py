@@ -13,6 +13,7 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     clock,
     depicts_on_wiki,
     edit_rows,
+    edits_of,
     queue,
     queue_file,
     site,
@@ -42,7 +43,8 @@ def test_approved_pair_is_written_once_with_the_exact_request(wiki, site, queue,
     counters = run(queue, site, clock)
 
     (request,) = wiki.recorder.write_requests()
-    claim = json.loads(request.params["claim"])
+    assert request.params["action"] == "wbeditentity" and request.params["id"] == "M10004"
+    (claim,) = json.loads(request.params["data"])["claims"]["P180"]
     guid = claim.pop("id")
     assert re.fullmatch(r"M10004\$[0-9a-f-]{36}", guid)
     assert claim == {
@@ -51,7 +53,6 @@ def test_approved_pair_is_written_once_with_the_exact_request(wiki, site, queue,
                                    "type": "wikibase-entityid"}},
         "type": "statement", "rank": "normal",
     }
-    assert request.params["action"] == "wbsetclaim"
     assert request.params["baserevid"] == str(before)  # the fresh re-read's revision
     assert request.params["maxlag"] == "5"  # pywikibot's write_maxlag
     assert "bot" in request.params and request.params["tags"] == "wikivel-bot"
@@ -72,6 +73,62 @@ def test_approved_pair_is_written_once_with_the_exact_request(wiki, site, queue,
     # A second run finds nothing to do: the pair is written, not approved.
     again = run(queue, site, clock, batch="b-20240502090500-beef")
     assert again.claimed == 0 and wiki.write_count() == 1
+
+
+def test_a_file_with_three_approved_pairs_gets_one_revision_with_three_statements(
+        wiki, site, queue, clock) -> None:
+    queue_file(queue, 10004, ["Q146", "Q3736439", "Q144"])
+    queue.record_decision(10004, "Q146", DecisionAction.APPROVE, REVIEWER, "cli")
+    queue.record_decision(10004, "Q3736439", DecisionAction.APPROVE_PROMINENT, "Ann", "web")
+    queue.record_decision(10004, "Q144", DecisionAction.APPROVE, REVIEWER, "cli")
+    approve(queue, 10046, "Q146")  # another file: its own edit
+    before = wiki.store.entity_page("M10004").latest.revid
+
+    counters = run(queue, site, clock)
+
+    assert (counters.claimed, counters.written) == (4, 4)
+    (edit,) = edits_of(wiki, 10004)
+    assert edit.action == "wbeditentity" and edit.old_revid == before
+    statements = depicts_on_wiki(wiki, 10004)
+    assert targets(statements) == ["Q146", "Q3736439", "Q144"]
+    assert [s["rank"] for s in statements] == ["normal", "preferred", "normal"]
+    assert edit.summary == (
+        "Adding depicts [[d:Q146|Q146]], [[d:Q3736439|Q3736439]] (prominent), [[d:Q144|Q144]], "
+        f"approved by [[User:{REVIEWER}]], [[User:Ann]] (wikivel-bot {__version__}, batch {BATCH})")
+    assert len(edits_of(wiki, 10046)) == 1 and wiki.write_count() == 2
+    # Each pair's audit row: the group's revision, its own statement.
+    rows = {r["qid"]: r for r in edit_rows(queue) if r["page_id"] == 10004}
+    assert {r["revid"] for r in rows.values()} == {edit.new_revid}
+    assert {q: r["statement_id"] for q, r in rows.items()} == {
+        targets([s])[0]: s["id"] for s in statements}
+    assert set(states(queue).values()) == {"written"}
+
+    # `audit` shows the group's revision for each pair, each with its own statement.
+    from wikivel_bot.queue.reviews import audit_events
+    from wikivel_bot.review.audit import audit_lines
+
+    lines = [line for line in audit_lines(audit_events(queue, batch_id=BATCH, page_id=10004), lambda q: "")
+             if "written" in line and "revision" in line]
+    assert len(lines) == 3
+    for qid, row in rows.items():
+        (line,) = [line for line in lines if qid in line and row["statement_id"] in line]
+        assert f"revision {edit.new_revid}" in line
+
+
+def test_labels_the_linker_stored_are_named_in_the_summary(wiki, site, queue, clock) -> None:
+    from sqlalchemy import update
+
+    from wikivel_bot.queue.tables import candidates
+
+    approve(queue, 10004, "Q146", also=["Q3736439"])
+    queue.record_decision(10004, "Q3736439", DecisionAction.APPROVE_PROMINENT, REVIEWER, "cli")
+    with queue.engine.begin() as conn:
+        conn.execute(update(candidates).where(candidates.c.qid == "Q146").values(
+            evidence={"label": "house cat [[evil]]"}))
+    run(queue, site, clock)
+    (edit,) = wiki.edits
+    assert edit.summary.startswith(
+        "Adding depicts [[d:Q146|Q146]] (house cat evil), [[d:Q3736439|Q3736439]] (prominent), ")
 
 
 def test_prominent_is_written_with_preferred_rank(wiki, site, queue, clock) -> None:

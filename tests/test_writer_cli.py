@@ -2,10 +2,12 @@
 
 The crash tests run the real command in a subprocess (``python -m wikivel_bot write``) with
 pywikibot configured the way an operator does it (``PYWIKIBOT_DIR`` with a user-config.py),
-SIGKILL it at a chosen point and run it again: no statement may appear twice and no
-approval may be lost. The kill points are made exact by the test wiki holding one answer:
-``hold_response`` saves the write and then keeps the answer back (the API succeeded, the
-queue has not heard of it), a held read stops the writer before it writes anything.
+SIGKILL it at a chosen point and run it again: no statement may appear twice, no approval may
+be lost, and every pair of a file's grouped edit is recorded with that edit's revision. The
+kill points are made exact by the test wiki holding one answer: ``hold_response`` saves the
+write and then keeps the answer back (the API succeeded, the queue has not heard of it), a
+held read stops the writer before it writes anything; a long put throttle holds the writer
+between its re-read and its edit.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from click.testing import CliRunner
 from tests.testwiki.pwb import write_config
 from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     approve,
+    approve_all,
+    audited_revisions,
+    bot_revisions,
     depicts_on_wiki,
     edit_rows,
     edits_of,
@@ -38,6 +43,10 @@ from wikivel_bot.queue.engine import create_engine_for
 from wikivel_bot.queue.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
+# The writer must never give up on a held answer by itself before the test kills it (or
+# releases the answer): a read timeout far above any wait here, so no kill point depends on
+# how fast the test notices the hold on a loaded machine.
+PATIENT_READS = "socket_timeout = (30, 900)\n"
 
 
 @pytest.fixture
@@ -58,7 +67,7 @@ def child_env(wiki, tmp_path: Path, url: str) -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("WIKIVEL_", "PYWIKIBOT_"))}
     env.update({
-        "PYWIKIBOT_DIR": str(write_config(tmp_path / "operator-pywikibot", wiki)),
+        "PYWIKIBOT_DIR": str(write_config(tmp_path / "operator-pywikibot", wiki, extra=PATIENT_READS)),
         "WIKIVEL_DB_URL": url,
         # site.name = commons (the default): write_config registers the test wiki *as*
         # pywikibot's commons family, as an operator's family file would.
@@ -81,8 +90,8 @@ def run_writer(env: Dict[str, str], cwd: Path) -> str:
     return out
 
 
-def kill_when(proc: subprocess.Popen, ready, what: str, timeout_s: float = 60) -> None:
-    """SIGKILL ``proc`` as soon as ``ready()`` holds."""
+def kill_when(proc: subprocess.Popen, ready, what: str, timeout_s: float = 300) -> None:
+    """SIGKILL ``proc`` as soon as ``ready()`` holds (``timeout_s`` only guards a hang)."""
     deadline = time.monotonic() + timeout_s
     while not ready():
         if proc.poll() is not None:
@@ -92,7 +101,7 @@ def kill_when(proc: subprocess.Popen, ready, what: str, timeout_s: float = 60) -
             pytest.fail(f"timed out waiting for {what}")
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
 
 
@@ -103,42 +112,72 @@ def bot_statements(wiki, page_id: int, qid: str) -> List[dict]:
 def test_killed_after_the_api_call_before_the_commit(wiki, db, tmp_path) -> None:
     store, url = db
     approve(store, 10004, "Q146")  # written and committed before the kill
-    approve(store, 10046, "Q146")  # its answer is held back; the writer dies waiting
-    held = wiki.faults.add("wbsetclaim", "hold_response", title="M10046", seconds=120)
+    # One edit for three pairs: its answer is held back; the writer dies waiting.
+    approve_all(store, 10046, ["Q146", "Q3736439", "Q144"], prominent=["Q3736439"])
+    held = wiki.faults.add("wbeditentity", "hold_response", title="M10046", seconds=120)
     env = child_env(wiki, tmp_path, url)
 
     proc = start_writer(env, tmp_path)
     kill_when(proc, lambda: len(edits_of(wiki, 10046)) == 1, "the held write to be saved")
 
     assert held.fired == 1
-    assert states(store) == {(10004, "Q146"): "written", (10046, "Q146"): "approved"}
-    assert [r["page_id"] for r in edit_rows(store)] == [10004]  # the write never got recorded
+    assert [r["page_id"] for r in edit_rows(store)] == [10004]  # the group never got recorded
+    assert {k: v for k, v in states(store).items() if k[0] == 10046} == {
+        (10046, q): "approved" for q in ("Q146", "Q3736439", "Q144")}
     (saved,) = edits_of(wiki, 10046)
+    guids = {f"Q{s['mainsnak']['datavalue']['value']['numeric-id']}": s["id"]
+             for s in saved.data["claims"]["P180"]}
     wiki.faults.clear()
 
     writes_before = wiki.write_count()
     out = run_writer(env, tmp_path)
-    assert f"released 1 claims of write:" in out and f":{proc.pid} (that process is gone)" in out
+    assert f"released 3 claims of write:" in out and f":{proc.pid} (that process is gone)" in out
 
     assert wiki.write_count() == writes_before  # nothing was sent again
-    assert len(bot_statements(wiki, 10046, "Q146")) == 1
+    for qid in ("Q146", "Q3736439", "Q144"):
+        assert len(bot_statements(wiki, 10046, qid)) == 1
     assert len(bot_statements(wiki, 10004, "Q146")) == 1 and len(edits_of(wiki, 10004)) == 1
-    assert states(store) == {(10004, "Q146"): "written", (10046, "Q146"): "written"}
-    row = edit_rows(store)[-1]
-    # Recovered from the history: the audit trail has the statement, so revert can find it.
-    assert (row["page_id"], row["outcome"], row["statement_id"], row["revid"]) == (
-        10046, "written", saved.claim["id"], saved.new_revid)
+    assert set(states(store).values()) == {"written"}
+    # Recovered from the history, every pair of the group: the audit trail has the group's
+    # revision and each pair's own statement, so revert can find them ...
+    killed_batch = edit_rows(store)[0]["batch_id"]
+    rows = {r["qid"]: r for r in edit_rows(store) if r["page_id"] == 10046}
+    assert {q: (r["outcome"], r["revid"], r["statement_id"], r["batch_id"]) for q, r in rows.items()} == {
+        q: ("written", saved.new_revid, guid, killed_batch) for q, guid in guids.items()}
     # ... under the batch of the killed run that made the edit, so that
     # `revert --batch` with the id from the edit summary finds it.
-    killed_batch = edit_rows(store)[0]["batch_id"]
-    assert row["batch_id"] == killed_batch and f"batch {killed_batch})" in saved.summary
+    assert f"batch {killed_batch})" in saved.summary
     assert f"batch {killed_batch}" not in out  # the recovering run has a batch of its own
-    assert "1 written" in out
+    assert "3 written" in out
+    assert bot_revisions(wiki) == audited_revisions(store)
+
+
+def test_killed_while_waiting_for_the_put_throttle(wiki, db, tmp_path) -> None:
+    """Between the re-read and the edit: the writer has its token and waits out a long put
+    throttle when it is killed. Nothing was sent; the next run writes the group once."""
+    store, url = db
+    approve_all(store, 10004, ["Q146", "Q144"])
+    slow = child_env(wiki, tmp_path, url)
+    # A throttle far longer than the test could take to notice the token request and kill.
+    slow["PYWIKIBOT_DIR"] = str(write_config(tmp_path / "slow-pywikibot", wiki,
+                                             extra="put_throttle = 600\nmaxthrottle = 1200\n" + PATIENT_READS))
+
+    proc = start_writer(slow, tmp_path)
+    kill_when(proc, lambda: any("csrf" in r.params.get("type", "") for r in wiki.requests),
+              "the writer's token request, right before the throttle wait")
+    assert wiki.write_count() == 0 and edit_rows(store) == []
+    assert set(states(store).values()) == {"approved"}
+
+    out = run_writer(child_env(wiki, tmp_path, url), tmp_path)
+    assert f":{proc.pid} (that process is gone)" in out and "2 written" in out
+    (edit,) = wiki.edits
+    assert sorted(targets(depicts_on_wiki(wiki, 10004))) == ["Q144", "Q146"]
+    assert bot_revisions(wiki) == audited_revisions(store) == [edit.new_revid]
 
 
 def test_killed_during_the_re_read_before_writing(wiki, db, tmp_path) -> None:
     store, url = db
-    approve(store, 10004, "Q146", prominent=True)
+    approve_all(store, 10004, ["Q146", "Q144"], prominent=["Q146"])
     # The writer's read of the file's latest revision (for MediaInfo) is held.
     held = wiki.faults.add("revisions", "hold_response", title="File:Village church.png", seconds=120)
     env = child_env(wiki, tmp_path, url)
@@ -146,16 +185,18 @@ def test_killed_during_the_re_read_before_writing(wiki, db, tmp_path) -> None:
     proc = start_writer(env, tmp_path)
     kill_when(proc, lambda: held.fired == 1, "the re-read")
     assert wiki.write_count() == 0
-    assert states(store) == {(10004, "Q146"): "approved"} and edit_rows(store) == []
+    assert set(states(store).values()) == {"approved"} and edit_rows(store) == []
     wiki.faults.clear()
 
     out = run_writer(env, tmp_path)
     assert f":{proc.pid} (that process is gone)" in out
-    (statement,) = depicts_on_wiki(wiki, 10004)
-    assert targets([statement]) == ["Q146"] and statement["rank"] == "preferred"
+    statements = depicts_on_wiki(wiki, 10004)
+    assert targets(statements) == ["Q146", "Q144"]
+    assert [s["rank"] for s in statements] == ["preferred", "normal"]
     assert wiki.write_count() == 1 and wiki.edits[0].tags == ["wikivel-bot"]
-    assert states(store) == {(10004, "Q146"): "written"}
-    assert "1 written" in out and "batch b-" in out
+    assert set(states(store).values()) == {"written"}
+    assert "2 written in 1 edit\n" in out and "batch b-" in out  # one edit per file
+    assert bot_revisions(wiki) == audited_revisions(store)
 
 
 def test_write_and_revert_commands(wiki, site, db, tmp_path) -> None:

@@ -10,10 +10,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
+from tests.late_answers import short_read_timeout_for
 from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     T0,
     ancestors_of,
     approve,
+    approve_all,
     clock,
     depicts_on_wiki,
     edit_rows,
@@ -52,23 +54,23 @@ def retry_at(queue):
         return conn.execute(select(candidates.c.retry_after)).scalar()
 
 
-def wbsetclaims(wiki):
-    return [r for r in wiki.requests if r.action == "wbsetclaim"]
+def wbeditentities(wiki):
+    return [r for r in wiki.requests if r.action == "wbeditentity"]
 
 
 def test_a_short_maxlag_is_waited_out_by_pywikibot(wiki, site, queue, clock, fast_retries) -> None:
     # Retry-After 0: pywikibot honours the header for every later request, and we do not
     # want the test to sleep.
-    fault = wiki.faults.add("wbsetclaim", "maxlag", lag=7, retry_after=0)
+    fault = wiki.faults.add("wbeditentity", "maxlag", lag=7, retry_after=0)
     approve(queue, 10004, "Q146")
     counters = run(queue, site, clock)
-    assert fault.fired == 1 and len(wbsetclaims(wiki)) == 2
-    assert all(r.params["maxlag"] == "5" for r in wbsetclaims(wiki))
+    assert fault.fired == 1 and len(wbeditentities(wiki)) == 2
+    assert all(r.params["maxlag"] == "5" for r in wbeditentities(wiki))
     assert counters.written == 1 and targets(depicts_on_wiki(wiki, 10004)) == ["Q146"]
 
 
 def test_lasting_maxlag_is_retried_later_with_growing_delays(wiki, site, queue, clock, fast_retries) -> None:
-    wiki.faults.add("wbsetclaim", "maxlag", times=None, lag=30, retry_after=0)
+    wiki.faults.add("wbeditentity", "maxlag", times=None, lag=30, retry_after=0)
     approve(queue, 10004, "Q146")
 
     first = run(queue, site, clock)
@@ -93,10 +95,11 @@ def test_lasting_maxlag_is_retried_later_with_growing_delays(wiki, site, queue, 
 @pytest.mark.parametrize("error", ["http500", "http503"])
 def test_server_errors_after_pywikibots_retries_are_transient(wiki, site, queue, clock, fast_retries,
                                                              error) -> None:
-    fault = wiki.faults.add("wbsetclaim", error, times=None)
+    fault = wiki.faults.add("wbeditentity", error, times=None)
     approve(queue, 10004, "Q146")
     counters = run(queue, site, clock)
-    assert fault.fired == 2  # pywikibot's own retry, then it gave up
+    # Sent once: an edit is never resent blindly (the re-read found its GUID absent).
+    assert fault.fired == 1
     assert sum(counters.retrying.values()) == 1
     (row,) = edit_rows(queue)
     assert row["outcome"] == "failed" and row["error"].startswith("server")
@@ -105,28 +108,46 @@ def test_server_errors_after_pywikibots_retries_are_transient(wiki, site, queue,
 
 
 def test_a_stale_token_is_refreshed_by_pywikibot(wiki, site, queue, clock) -> None:
-    fault = wiki.faults.add("wbsetclaim", "badtoken")
+    fault = wiki.faults.add("wbeditentity", "badtoken")
     approve(queue, 10004, "Q146")
     counters = run(queue, site, clock)
-    assert fault.fired == 1 and len(wbsetclaims(wiki)) == 2
-    tokens = [r.params["token"] for r in wbsetclaims(wiki)]
+    assert fault.fired == 1 and len(wbeditentities(wiki)) == 2
+    tokens = [r.params["token"] for r in wbeditentities(wiki)]
     assert tokens[0] != tokens[1]  # the retry used the new token
     assert counters.written == 1 and len(wiki.edits) == 1
 
 
-def test_an_edit_conflict_is_retried_with_a_fresh_read(wiki, site, queue, clock) -> None:
-    wiki.faults.add("wbsetclaim", "editconflict")
-    approve(queue, 10004, "Q146")
+def test_an_edit_conflict_re_reads_and_retries_the_group_at_once(wiki, site, queue, clock) -> None:
+    wiki.faults.add("wbeditentity", "editconflict", title="M10004")
+    approve_all(queue, 10004, ["Q146", "Q3736439", "Q144"])
     counters = run(queue, site, clock)
-    assert counters.retrying == {"editconflict": 1} and wiki.edits == []
-    conflicting = wiki.store.entity_page("M10004").latest
-    assert conflicting.user == "Concurrent Editor"
 
-    clock.advance(3600)
-    assert run(queue, site, clock).written == 1
+    conflicting = next(r for r in wiki.store.entity_page("M10004").revisions
+                       if r.user == "Concurrent Editor")
+    assert counters.written == 3 and counters.retrying == {}
     (edit,) = wiki.edits
     assert edit.baserevid == conflicting.revid  # re-read, not the stale revision
-    assert states(queue)[(10004, "Q146")] == "written"
+    assert len(wbeditentities(wiki)) == 2
+    assert sorted(targets(depicts_on_wiki(wiki, 10004))) == ["Q144", "Q146", "Q3736439"]
+    assert set(states(queue).values()) == {"written"}
+    assert {r["revid"] for r in edit_rows(queue)} == {edit.new_revid}
+
+
+def test_lasting_edit_conflicts_are_bounded_and_retried_later(wiki, site, queue, clock) -> None:
+    from wikivel_bot.commons.writer import CONFLICT_TRIES
+
+    fault = wiki.faults.add("wbeditentity", "editconflict", times=None)
+    approve_all(queue, 10004, ["Q146", "Q144"])
+    counters = run(queue, site, clock)
+    assert fault.fired == CONFLICT_TRIES and wiki.edits == []
+    assert counters.retrying == {"editconflict": 2}
+    assert [r["outcome"] for r in edit_rows(queue)] == ["failed", "failed"]
+
+    wiki.faults.clear()
+    clock.advance(3600)
+    assert run(queue, site, clock).written == 2
+    (edit,) = wiki.edits
+    assert sorted(targets(depicts_on_wiki(wiki, 10004))) == ["Q144", "Q146"]
 
 
 def test_a_refused_edit_is_left_for_a_human_with_the_error(wiki, site, queue, clock) -> None:
@@ -142,7 +163,7 @@ def test_a_refused_edit_is_left_for_a_human_with_the_error(wiki, site, queue, cl
 
 def test_transient_failures_end_as_write_failed_after_max_attempts(wiki, site, queue, clock,
                                                                   fast_retries) -> None:
-    wiki.faults.add("wbsetclaim", "readonly", times=None)
+    wiki.faults.add("wbeditentity", "readonly", times=None)
     approve(queue, 10004, "Q146")
     writer = StatementWriter(site, BATCH, ancestors_of)
     for _ in range(2):
@@ -157,18 +178,20 @@ def test_a_lost_answer_is_recovered_from_the_history_not_written_again(
         wiki, site, queue, clock, fast_retries, monkeypatch) -> None:
     """The server applies the write after the client gave up waiting: the next attempt
     finds the bot's own statement in the history and records it instead of adding another."""
-    from pywikibot import config
-
-    monkeypatch.setattr(config, "socket_timeout", (3, 0.5))
-    wiki.faults.add("wbsetclaim", "timeout", times=None, seconds=1.5)
+    # The wiki stalls the write before saving it until the test releases it, after the
+    # client gave up (only the stalled write has pywikibot's short read timeout).
+    stalled = wiki.faults.add("wbeditentity", "timeout", times=None, seconds=600)
+    short_read_timeout_for(monkeypatch, stalled)
     approve(queue, 10004, "Q146")
     assert run(queue, site, clock).retrying == {"server": 1}
+    assert stalled.fired == 1  # sent once, never resent
 
-    deadline = time.monotonic() + 10
+    wiki.faults.remove(stalled)
+    stalled.release()  # the server now applies the write the client gave up on
+    deadline = time.monotonic() + 120  # a hang guard: the wait is for the wiki's edit
     while len(wiki.edits) < 1 and time.monotonic() < deadline:
         time.sleep(0.05)
-    wiki.faults.clear()
-    (late,) = wiki.edits  # the first request, applied late; its resend met a stale baserevid
+    (late,) = wiki.edits  # the first request, applied late
     writes_before = wiki.write_count()
 
     clock.advance(3600)
@@ -177,7 +200,7 @@ def test_a_lost_answer_is_recovered_from_the_history_not_written_again(
     assert targets(depicts_on_wiki(wiki, 10004)) == ["Q146"]
     row = edit_rows(queue)[-1]
     assert (row["outcome"], row["revid"], row["statement_id"]) == (
-        "written", late.new_revid, late.claim["id"])
+        "written", late.new_revid, late.data["claims"]["P180"][0]["id"])
 
 
 # -- the mapping itself -----------------------------------------------------------------
@@ -242,7 +265,8 @@ def test_a_blocked_bot_stops_the_run_and_keeps_the_approval(wiki, site, queue, c
     def blocked(*args, **kwargs):
         raise APIError("blocked", "You have been blocked from editing.")
 
-    monkeypatch.setattr(type(site), "addClaim", blocked)
+    # The group edit's one request (commons.edit_send → one_shot.send_once) is refused.
+    monkeypatch.setattr("wikivel_bot.commons.edit_send.send_once", blocked)
     with pytest.raises(wo.WriteStopped):
         write_approved(queue, writer, batch_size=5, worker="test", clock=clock)
     assert states(queue)[(10004, "Q146")] == "approved" and edit_rows(queue) == []

@@ -34,8 +34,8 @@ BATCH_B = "b-20240502090500-bbbb"
 LEASE_S = 900
 
 
-def wbsetclaims(wiki, page_id: int):
-    return [r for r in wiki.requests if r.action == "wbsetclaim" and f"M{page_id}" in str(r.params)]
+def wbeditentities(wiki, page_id: int):
+    return [r for r in wiki.requests if r.action == "wbeditentity" and r.params.get("id") == f"M{page_id}"]
 
 
 class Interleave:
@@ -58,7 +58,7 @@ class Interleave:
 
 def test_a_lease_taken_over_mid_batch_is_never_written_twice(wiki, site, queue, clock) -> None:
     """A stalls past its lease between re-read and edit; B takes the batch over and writes
-    it. A's confirm fails, so each pair gets exactly one wbsetclaim and one `written` row."""
+    it. A's confirm fails, so each pair gets exactly one edit request and one `written` row."""
     approve(queue, 10004, "Q146")
     approve(queue, 10046, "Q146")
     writer_a = StatementWriter(site, BATCH_A, ancestors_of)
@@ -76,7 +76,7 @@ def test_a_lease_taken_over_mid_batch_is_never_written_twice(wiki, site, queue, 
     assert (a.claimed, a.written, a.lost) == (2, 0, 2)
     assert "2 left to another writer" in "\n".join(a.lines())
     for page_id in (10004, 10046):
-        assert len(wbsetclaims(wiki, page_id)) == 1
+        assert len(wbeditentities(wiki, page_id)) == 1
         assert targets(depicts_on_wiki(wiki, page_id)) == ["Q146"]
     rows = edit_rows(queue)
     assert [(r["outcome"], r["batch_id"]) for r in rows] == [("written", BATCH_B)] * 2
@@ -92,9 +92,9 @@ def test_a_batch_that_outlives_its_lease_keeps_it(wiki, site, queue, clock) -> N
     renewed_from = []  # the clock when each finished renewal began
     real_renew = queue.renew_claims
 
-    def renew(worker: str) -> int:
+    def renew(worker: str, **ids) -> int:
         began = clock.now
-        n = real_renew(worker)
+        n = real_renew(worker, **ids)
         with renewals:
             renewed_from.append(began)
             renewals.notify_all()
@@ -143,20 +143,25 @@ def test_a_transient_failure_of_the_re_read_is_retried(wiki, site, queue, clock,
     approved with a retry time, like a transient failure of the write itself."""
     from pywikibot import config
 
+    from tests.late_answers import short_read_timeout_for
+
     monkeypatch.setattr(config, "max_retries", 1)
     monkeypatch.setattr(config, "retry_wait", 0)
     monkeypatch.setattr(config, "retry_max", 0)
-    monkeypatch.setattr(config, "socket_timeout", (3, 0.5))
     writer = StatementWriter(site, BATCH_A, ancestors_of)
     site.login()
-    wiki.faults.add("revisions", error, times=None, seconds=1.0)
+    # A stalled answer comes only when the test releases it, after the client gave up; only
+    # the stalled reads have a short read timeout.
+    fault = wiki.faults.add("revisions", error, times=None, seconds=600)
+    short_read_timeout_for(monkeypatch, fault)
     approve(queue, 10004, "Q146")
 
     first = write_approved(queue, writer, batch_size=5, worker="A", clock=clock)
     assert (first.retrying, first.failed) == ({"server": 1}, {})
     assert states(queue)[(10004, "Q146")] == "approved"
 
-    wiki.faults.clear()
+    wiki.faults.remove(fault)
+    fault.release()
     clock.advance(24 * 3600)
     assert write_approved(queue, writer, batch_size=5, worker="A", clock=clock).written == 1
     assert targets(depicts_on_wiki(wiki, 10004)) == ["Q146"]

@@ -93,6 +93,18 @@ def wiki() -> Iterator[TestWiki]:
 
 
 @pytest.fixture
+def strict_baserevid(wiki: TestWiki) -> TestWiki:
+    """The wiki answers ``editconflict`` to every write with a stale ``baserevid``.
+
+    By default the test wiki behaves like Wikibase and patches a non-conflicting change
+    made against a stale ``baserevid`` onto the latest revision (a resent new statement is
+    added twice); tests that need the old strict refusal ask for this fixture.
+    """
+    wiki.strict_baserevid = True
+    return wiki
+
+
+@pytest.fixture
 def site(wiki: TestWiki, tmp_path: Path) -> Iterator[Any]:
     """pywikibot's ``commons`` site on the test wiki, logged in as WikivelBot.
 
@@ -174,6 +186,27 @@ def approve(store: Store, page_id: int, qid: str, prominent: bool = False,
         queue_file(store, page_id, [qid, *also])
     action = DecisionAction.APPROVE_PROMINENT if prominent else DecisionAction.APPROVE
     store.record_decision(page_id, qid, action, reviewer, "cli")
+
+
+def approve_all(store: Store, page_id: int, qids: Sequence[str], prominent: Sequence[str] = (),
+                reviewer: str = REVIEWER) -> None:
+    """Queue a fixture file with ``qids`` proposed and approve them all (``prominent`` ones
+    as prominent): one file whose pairs the writer adds in one edit."""
+    queue_file(store, page_id, qids)
+    for qid in qids:
+        action = DecisionAction.APPROVE_PROMINENT if qid in prominent else DecisionAction.APPROVE
+        store.record_decision(page_id, qid, action, reviewer, "cli")
+
+
+def bot_revisions(wiki: TestWiki, user: str = "WikivelBot") -> List[int]:
+    """Revision ids of every edit the bot account made on the wiki (reverts included)."""
+    return [e.new_revid for e in wiki.edits if e.user == user]
+
+
+def audited_revisions(store: Store) -> List[int]:
+    """Distinct revision ids the audit trail holds for edits the bot made (written, reverted)."""
+    return sorted({r["revid"] for r in edit_rows(store)
+                   if r["outcome"] in ("written", "reverted") and r["revid"] is not None})
 
 
 def states(store: Store) -> Dict[Tuple[int, str], str]:

@@ -7,11 +7,13 @@ without loss or duplication, and several daemons can share one PostgreSQL/MariaD
 (work is claimed, never double-processed).
 
 Signals: the first SIGTERM/SIGINT lets the job in progress finish its current item and
-exits cleanly; a second one exits at once. Before each write batch the stop page is read;
-anything but the "run" text pauses writing (and says why in `status`).
+exits cleanly, within 10 s whatever the job was doing (Toolforge kills a job 15 s after
+SIGTERM; ``daemon_stop``): an edit still waiting for its answer then is left to the writer's
+recovery at the next start. A second signal exits at once. Before each write batch the stop
+page is read; anything but the "run" text pauses writing (and says why in `status`).
 
-Like ``cli/``, this module builds the site, the linker and the writer from Settings
-(lazily, so pywikibot and torch load only when the daemon starts).
+Like ``cli/``, the daemon builds the site, the linker and the writer from Settings, in
+``daemon_parts`` (lazily, so pywikibot and torch load only when the daemon starts).
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ import os
 import signal
 import socket
 import threading
-from dataclasses import dataclass
+import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict
 
 from wikivel_bot.config import Settings
+from wikivel_bot.daemon_stop import FINAL_RECORDS_S, JOBS_GRACE_S, RunningJobs, exit_now, finish_within
 from wikivel_bot.core.timestamps import format_timestamp
+from wikivel_bot.daemon_outage import DatabaseOutage
+# The stages the daemon schedules, and their builder (re-exported: `run` and tests import it here).
+from wikivel_bot.daemon_parts import Parts, build_parts  # noqa: F401
 from wikivel_bot.errors import WikivelError
 from wikivel_bot.events import event
 
@@ -35,36 +41,21 @@ log = logging.getLogger("wikivel_bot.daemon")
 # A stage round claims at most this many items before the job yields, so a stop request
 # or a pause is noticed within one batch.
 ROUND_LIMIT = 200
-# Seconds between heartbeats. Each heartbeat also renews this daemon's leases, so a batch
-# that takes longer than the lease is never handed to a second worker; `status` calls a
-# daemon "not responding" when its heartbeat is several intervals old.
+# Seconds between heartbeats. Each heartbeat also renews the leases of the work in progress
+# (by id), so a batch that takes longer than the lease is never handed to a second worker,
+# and gives back what an outage left claimed; `status` calls a daemon "not responding" when
+# its heartbeat is several intervals old.
 HEARTBEAT_S = 5
-
-
-@dataclass
-class Parts:
-    """The daemon's stages as callables over the queue (built by :func:`build_parts`).
-
-    ``write`` is None when writing is off (neither enabled nor a dry run).
-    """
-
-    store: Any
-    poll: Callable[[], Any]
-    fetch: Callable[[int], Any]
-    link: Callable[[int], Any]
-    write: Optional[Callable[[int], Any]]
-    stop_check: Callable[[], Any]
-    maintenance: Callable[[], None]
-    description: Dict[str, Any]
-    # Errors after which this daemon must not try to write again (blocked, logged out,
-    # dry-run guard tripped): writing stops until an operator restarts it.
-    fatal_write_errors: tuple = ()
 
 
 class Daemon:
     """Schedules the stages and handles stop requests. ``run()`` blocks until stopped."""
 
-    def __init__(self, settings: Settings, parts: Parts, write_interval_s: float) -> None:
+    def __init__(self, settings: Settings, parts: Parts, write_interval_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """:param clock: monotonic seconds, for the outage's once-a-minute line (tests)."""
+        from wikivel_bot.queue.leases import WorkInProgress
+
         self.settings = settings
         self.parts = parts
         self.write_interval_s = write_interval_s
@@ -75,6 +66,9 @@ class Daemon:
         self.state_name = f"worker:{self.worker}"
         self._paused_reason = ""
         self._write_stopped = ""
+        self.jobs = RunningJobs()
+        self.work = parts.work if parts.work is not None else WorkInProgress()
+        self.outage = DatabaseOutage(clock)
 
     # -- jobs --------------------------------------------------------------------------
 
@@ -140,6 +134,12 @@ class Daemon:
     def maintenance_job(self) -> None:
         self._guard("maintenance", self.parts.maintenance)
 
+    def learning_job(self) -> None:
+        """A learning round (``learning.schedule``): a challenger, judged, promoted on a win."""
+        from wikivel_bot.learning.schedule import learning_round
+
+        self._guard("learning", lambda: learning_round(self.settings, self.parts.store))
+
     # -- running -----------------------------------------------------------------------
 
     def run(self) -> None:
@@ -153,11 +153,25 @@ class Daemon:
         )
         now = datetime.now(timezone.utc)
         s = self.settings
-        scheduler.add_job(self.poll_job, "interval", seconds=s.poll.interval_s, next_run_time=now, id="poll")
-        scheduler.add_job(self.link_job, "interval", seconds=s.daemon.link_interval_s, next_run_time=now, id="link")
+
+        def track(name: str, job: Callable[[], None]) -> Callable[[], None]:
+            # The stop knows which jobs still run (see _stop); a run the pool starts after
+            # the stop request does nothing.
+            return self.jobs.wrap(name, lambda: None if self.stopping.is_set() else job())
+
+        scheduler.add_job(track("poll", self.poll_job), "interval", seconds=s.poll.interval_s,
+                          next_run_time=now, id="poll")
+        scheduler.add_job(track("link", self.link_job), "interval", seconds=s.daemon.link_interval_s,
+                          next_run_time=now, id="link")
         if self.parts.write is not None:
-            scheduler.add_job(self.write_job, "interval", seconds=self.write_interval_s, next_run_time=now, id="write")
-        scheduler.add_job(self.maintenance_job, "interval", seconds=s.daemon.maintenance_interval_s, id="maintenance")
+            scheduler.add_job(track("write", self.write_job), "interval", seconds=self.write_interval_s,
+                              next_run_time=now, id="write")
+        scheduler.add_job(track("maintenance", self.maintenance_job), "interval",
+                          seconds=s.daemon.maintenance_interval_s, id="maintenance")
+        # Learning from reviewers (learning.schedule_hours; off by default, docs/learning.md).
+        from wikivel_bot.learning.schedule import add_learning_job
+
+        add_learning_job(scheduler, s, track("learn", self.learning_job))
         started = format_timestamp()
         self._free_dead_claims()
         self._state(self.state_name, {**self.parts.description, "worker": self.worker, "started_at": started,
@@ -176,22 +190,40 @@ class Daemon:
             beat = started
             while not self.stopping.wait(timeout=HEARTBEAT_S):
                 beat = format_timestamp()
-                self._guard("leases", lambda: self.parts.store.renew_claims(self.worker))
+                self.keep_leases()
                 self._state(self.state_name, {**self.parts.description, "worker": self.worker,
                                               "started_at": started, "running": True, "heartbeat": beat,
                                               "heartbeat_s": HEARTBEAT_S})
         finally:
-            # Waits for the running jobs, which see `stopping` and end after their item.
-            scheduler.shutdown(wait=True)
-            if metrics is not None:
-                metrics.shutdown()
-            # Claims not handled by a finished job go back at once, not after the lease.
-            self._guard("leases", lambda: self.parts.store.release_claims_of(self.worker))
+            self._stop(scheduler, metrics, started, beat)
+
+    def _stop(self, scheduler: Any, metrics: Any, started: str, beat: str) -> None:
+        """End within 10 s (``daemon_stop``): the running jobs see `stopping` and end after
+        their item, or are left behind after JOBS_GRACE_S."""
+        scheduler.shutdown(wait=False)
+        left = self.jobs.wait_idle(JOBS_GRACE_S)
+        if metrics is not None:
+            metrics.shutdown()
+
+        def last_records() -> None:
+            # Claims not handled by a finished job go back at once, not after the lease. With
+            # a write still in flight they all stay: whether that edit reached the wiki is
+            # unknown, and only the next start's re-read (recovery) may decide it.
+            if "write" not in left:
+                self._guard("leases", lambda: self.parts.store.release_claims_of(self.worker))
             self._state(self.state_name, {**self.parts.description, "worker": self.worker,
                                           "started_at": started, "running": False, "heartbeat": beat,
                                           "heartbeat_s": HEARTBEAT_S,
                                           "stopped_at": format_timestamp()})
+
+        recorded = finish_within(last_records, FINAL_RECORDS_S)
+        if not left and recorded:
             event("daemon", "stopped", worker=self.worker)
+            return
+        event("daemon", "stopped", level=logging.WARNING, worker=self.worker,
+              left_running=",".join(left) or None, last_records="saved" if recorded else "timed out",
+              note="an edit in flight is recorded by the writer's recovery at the next start")
+        exit_now(0)
 
     def _free_dead_claims(self) -> None:
         """Take back the claims of daemons and writers on this host that died (kill -9)."""
@@ -217,25 +249,37 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, handler)
 
+    def keep_leases(self) -> None:
+        """At each heartbeat: make the releases an outage left owed, then renew by id the
+        leases of the work in progress, and nothing else (what no stage works on expires)."""
+        store = self.parts.store
+        if self._guard("leases", store.settle_releases) is not None:
+            self._guard("leases", lambda: self.work.renew(store, self.worker))
+
     def _guard(self, stage: str, call: Callable[[], Any]) -> Any:
         """Run one stage; a failure is logged and remembered for `status`, never fatal
-        (except the write errors in ``parts.fatal_write_errors``, raised for the caller)."""
+        (except the write errors in ``parts.fatal_write_errors``, raised for the caller).
+        An unreachable database is the outage's to log: once a minute, no traceback."""
         try:
             return call()
         except self.parts.fatal_write_errors:
             raise
-        except WikivelError as exc:
-            message = " ".join(str(exc).split())
         except Exception as exc:  # noqa: BLE001 - the daemon must outlive a bad batch
-            log.exception("unexpected error in %s", stage)
-            message = f"{type(exc).__name__}: {exc}"
+            if self.outage.failed(stage, exc):
+                return None
+            if isinstance(exc, WikivelError):
+                message = " ".join(str(exc).split())
+            else:
+                log.exception("unexpected error in %s", stage)
+                message = f"{type(exc).__name__}: {exc}"
         event(stage, "error", level=logging.ERROR, error=message)
         try:
             from wikivel_bot.queue import monitor
 
             monitor.add_error(self.parts.store, stage, message)
-        except WikivelError:
-            pass  # the database itself is down: the log line above is all we can do
+        except Exception as exc:  # noqa: BLE001 - the log line above is all we can do
+            if not (isinstance(exc, WikivelError) or self.outage.failed(stage, exc)):
+                raise
         return None
 
     def _state(self, name: str, value: Dict[str, Any]) -> None:
@@ -243,83 +287,11 @@ class Daemon:
 
         try:
             monitor.set_state(self.parts.store, name, value)
-        except WikivelError as exc:
+        except Exception as exc:  # noqa: BLE001 - the heartbeat must outlive an outage
+            if self.outage.failed("state", exc):
+                return
+            if not isinstance(exc, WikivelError):
+                raise
             event("daemon", "error", level=logging.ERROR, error=f"cannot save {name} state: {exc}")
-
-
-def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
-    """Build the site, poller, fetcher, linker (model and label index loaded once) and,
-    when writing is on, the writer.
-
-    :param dry_run: pywikibot's ``simulate`` is switched on before the site exists, so no
-        write request can leave the process whatever happens later.
-    """
-    from wikivel_bot import pipeline
-    from wikivel_bot.commons import write_loop
-    from wikivel_bot.commons import writer as w
-
-    if dry_run:
-        w.enable_dry_run()
-    from wikivel_bot.commons.fetcher import Fetcher
-    from wikivel_bot.commons.poller import UploadPoller
-    from wikivel_bot.commons.site import open_items, open_repo, open_site
-    from wikivel_bot.commons.stop_page import check_stop_page
-    from wikivel_bot.commons.thumbnails import ThumbnailClient
-    from wikivel_bot.labels import default_label_set
-    from wikivel_bot.commons.providers import evidence_source
-    from wikivel_bot.linker import build_ready_linker
-    from wikivel_bot.linker.link import safety_rules
-    from wikivel_bot.queue import monitor
-
-    worker = f"daemon:{socket.gethostname()}:{os.getpid()}"
-    site = open_site(settings.site)
-    poller = UploadPoller(site, settings.poll)
-    fetcher = Fetcher.from_settings(site, settings)
-    thumbnails = ThumbnailClient.from_settings(settings.fetch, settings.site.operator_contact)
-    label_set = default_label_set(settings.linker.labels_dir)
-    from wikivel_bot.commons.providers import item_image_source
-
-    # The one builder every path uses: item images (P18, fetched once into the cache) when
-    # the linker or its verifier reads them, the cascade, the verifier, ranking and safety
-    # rules, and the files' own evidence (look-ups cached in the queue database).
-    ready = build_ready_linker(settings, label_set, item_images=item_image_source(settings, site),
-                               evidence=evidence_source(settings, lambda: site, store))
-    linker = ready.linker
-
-    def run_linker(files: Any, rejected: Any) -> Any:
-        return ready.link(files, rejected)
-
-    write: Optional[Callable[[int], Any]] = None
-    writing = dry_run or settings.write.enabled
-    if writing:
-        repo = open_repo(settings.site, site)
-        items = open_items(settings.site, repo)
-        # The safety rules as configured now: a pair approved before a rule change is refused.
-        writer = w.StatementWriter(site, w.new_batch_id(), w.hierarchy_lookup(label_set, items), repo=repo,
-                                   tags=settings.write.tags, dry_run=dry_run,
-                                   safety=w.safety_check(settings.safety, label_set, items))
-
-        def write(limit: int) -> Any:
-            return write_loop.write_approved(store, writer, batch_size=1, worker=worker,
-                                    max_attempts=settings.write.max_attempts, limit=limit)
-
-    description = linker.description
-    return Parts(
-        store=store,
-        poll=lambda: pipeline.poll_once(store, poller),
-        fetch=lambda n: pipeline.fetch_pending(store, fetcher, n, worker),
-        link=lambda n: pipeline.link_pending(store, thumbnails, run_linker, n, worker),
-        write=write,
-        stop_check=lambda: check_stop_page(site, settings.daemon.stop_page, settings.daemon.stop_run_text),
-        maintenance=lambda: monitor.maintain(store),
-        fatal_write_errors=(w.WriteStopped, w.WriteRefused),
-        description={
-            "site": str(site), "dry_run": dry_run, "writing": writing,
-            "linker": description.name, "linker_version": description.version,
-            # Switched-off safety rules travel with the daemon's state, so `status` shows them.
-            "warnings": list(description.warnings) + list(safety_rules(settings.safety).off_notes()),
-            "label_set": label_set.content_hash,
-            "precision": description.precision, "precision_reason": description.precision_reason,
-            "stop_page": settings.daemon.stop_page,
-        },
-    )
+        else:
+            self.outage.answered()

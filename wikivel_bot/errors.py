@@ -63,6 +63,18 @@ class IllegalTransition(StoreError):
     """A row was asked to move to a state its current state does not allow."""
 
 
+class DecisionConflict(IllegalTransition):
+    """A decision on a pair that is no longer as the reviewer saw it, or that another
+    reviewer decided (only an operator may override): nothing was changed. Says where the
+    pair stands now, so the reviewer is told who decided what."""
+
+    def __init__(self, message: str, state: str = "", reviewer: str = "", prominent: bool = False) -> None:
+        super().__init__(message)
+        self.state = state
+        self.reviewer = reviewer
+        self.prominent = prominent
+
+
 class LeaseLost(StoreError):
     """The worker's claim on a row expired and another worker took it over (or a human
     changed the row): the first worker must neither edit nor record anything for it."""

@@ -16,7 +16,7 @@ from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Protoco
 
 from wikivel_bot.commons.filters import reason_kind
 from wikivel_bot.commons.outcomes import Deferred, FetchOutcome, Ineligible, Unavailable
-from wikivel_bot.core.safety import withheld_by_rule
+from wikivel_bot.core.safety import rule_count, withheld_by_rule
 from wikivel_bot.errors import FileUnavailable
 from wikivel_bot.events import event
 from wikivel_bot.types import Cursor, FileState, FileWork, MediaFile, Upload
@@ -293,7 +293,7 @@ class LinkCounters:
         out += [f"    {n} {kind}" for kind, n in sorted(self.unavailable.items()) if n]
         out.append(f"{self.deferred} deferred (to be tried again)")
         out.append(f"{sum(self.withheld.values())} suggestions withheld by the safety rules")
-        out += [f"    {n} {rule}" for rule, n in sorted(self.withheld.items()) if n]
+        out += [f"    {rule_count(n, rule)}" for rule, n in sorted(self.withheld.items()) if n]
         return out
 
 

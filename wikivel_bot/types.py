@@ -217,6 +217,13 @@ class ApprovedEdit:
     # of ``core.evidence.Evidence``): the writer re-checks the pair against the current
     # safety rules, which allow a person only when evidence ties the file to them.
     evidence: Tuple[Mapping[str, Any], ...] = ()
+    # The item's label as the linker stored it with the candidate ("" when unknown): named
+    # in the edit summary beside the item id, without a request to Wikidata.
+    label: str = ""
+    # Edits of this pair recorded as ``written`` before this approval (a statement written,
+    # reverted and approved again): part of its statement GUID, which is otherwise the same
+    # for every attempt (``commons.edit_group.statement_guid``).
+    written_before: int = 0
 
     @property
     def mid(self) -> str:
@@ -234,6 +241,8 @@ class Written:
     revid: int
     statement_id: str = ""
     batch_id: str = ""
+    # The statement's rank as written ("normal" / "preferred"; "" when unknown).
+    rank: str = ""
 
 
 @dataclass(frozen=True)

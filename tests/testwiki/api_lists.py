@@ -1,5 +1,5 @@
 """``list=`` modules (also usable as ``generator=``): logevents, allimages,
-categorymembers, search, allpages, allusers.
+categorymembers, search, allpages, allusers, users.
 
 Each function gets the request context and the parameter prefix (``le`` or
 ``gle`` when used as a generator) and returns a :class:`ListResult`.
@@ -380,6 +380,27 @@ def allusers(ctx: Ctx, p: str) -> ListResult:
     return ListResult(items)
 
 
+def users(ctx: Ctx, p: str) -> ListResult:
+    """``list=users`` by name (``usprop=groups|blockinfo``): what a web tool re-reads to see
+    a block or a lost group after login. Groups as the OAuth profile gives them."""
+    store = ctx.wiki.store
+    props = set(ctx.multi(p + 'prop'))
+    items: list[dict[str, Any]] = []
+    for name in ctx.multi(p + 'users'):
+        u = store.user(name)
+        if u is None:
+            items.append({'name': name, 'missing': True})
+            continue
+        item: dict[str, Any] = {'userid': u.userid, 'name': u.name}
+        if 'groups' in props:
+            item['groups'] = ['*', 'user'] + [g for g in u.groups if g not in ('*', 'user')]
+        if 'blockinfo' in props and u.blocked:
+            item.update({'blockid': 1, 'blockedby': 'Admin', 'blockreason': u.block_reason,
+                         'blockexpiry': 'infinite', 'blockpartial': False})
+        items.append(item)
+    return ListResult(items)
+
+
 LISTS: dict[str, tuple[str, Callable[[Ctx, str], ListResult]]] = {
     'logevents': ('le', logevents),
     'allimages': ('ai', allimages),
@@ -387,4 +408,5 @@ LISTS: dict[str, tuple[str, Callable[[Ctx, str], ListResult]]] = {
     'search': ('sr', search),
     'allpages': ('ap', allpages),
     'allusers': ('au', allusers),
+    'users': ('us', users),
 }

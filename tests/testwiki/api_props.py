@@ -129,7 +129,11 @@ def revisions(ctx: Ctx, page: Page, single: bool) -> dict[str, Any]:
                            f'"rvslots": {role}.')
     ranged = any(k in ctx.params for k in ('rvlimit', 'rvstartid', 'rvendid',
                                            'rvstart', 'rvend', 'rvdir', 'rvuser'))
-    if not ranged:
+    if not ranged and 'revids' in ctx.params:
+        # The page set came from revids: MediaWiki answers those revisions, not the latest.
+        wanted = {int(r) for r in ctx.multi('revids') if r.isdigit()}
+        revs = [r for r in page.revisions if r.revid in wanted]
+    elif not ranged:
         revs = [page.latest]
     else:
         if not single:

@@ -1,18 +1,22 @@
 """Wikibase write modules: wbsetclaim, wbcreateclaim, wbsetclaimvalue,
 wbremoveclaims and wbeditentity (wikitext edits live in :mod:`api_edit`).
 
-Every write checks POST, the CSRF token, page protection, change tags and
-``baserevid`` (a stale one is an ``editconflict``; real Wikibase may patch
-non-overlapping edits, this wiki is strict so conflicts are reproducible),
-saves a new revision and records the edit.
+Every write checks POST, the CSRF token, page protection and change tags,
+applies the request to the entity at ``baserevid`` and, if that revision is no
+longer the latest, patches the change onto the latest revision or answers
+``editconflict`` the way Wikibase does (see :mod:`.entitypatch`; the wiki's
+``strict_baserevid`` switch makes every stale ``baserevid`` a conflict), saves
+a new revision and records the edit.
 """
 from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from . import claims as cl
+from . import entitypatch as ep
 from .api_wikibase import entity_json, normalize_id
 from .apibase import ApiError, Ctx, wikibase_error
 from .auth import check_token
@@ -56,17 +60,6 @@ def _check_tags(ctx: Ctx) -> list[str]:
     return tags
 
 
-def _check_base(ctx: Ctx, page: Page | None) -> int | None:
-    base = ctx.get('baserevid')
-    if base in (None, ''):
-        return None
-    base_id = ctx.integer('baserevid', 0)
-    current = page.latest.revid if page is not None else 0
-    if page is not None and base_id != current:
-        raise wikibase_error('editconflict', 'Edit conflict.', 'edit-conflict')
-    return base_id
-
-
 def _entity(ctx: Ctx, eid: str) -> tuple[Page, dict[str, Any]]:
     """Page and current data of *eid* (an empty MediaInfo for bare files)."""
     store = ctx.wiki.store
@@ -93,15 +86,39 @@ def _summary(auto: str, ctx: Ctx) -> str:
     return text[:500]
 
 
+@dataclass
+class _Saved:
+    """A saved write: its revision, the entity saved, Wikibase's warning."""
+
+    revid: int
+    data: dict[str, Any]
+    warning: str
+
+    def answer(self, action: str, body: dict[str, Any] | None = None,
+               **extra: Any) -> dict[str, Any]:
+        """*body* (default: ``pageinfo``, ``success`` and *extra*) with the
+        warning in Wikibase's shape (``warnings.<module>.messages``)."""
+        if body is None:
+            body = {'pageinfo': {'lastrevid': self.revid}, 'success': 1, **extra}
+        if self.warning:
+            name = 'wikibase-conflict-patched' if self.warning == ep.CONFLICT_PATCHED \
+                else 'wikibase-self-conflict-patched'
+            body['warnings'] = {action: {'messages': [{
+                'name': name, 'parameters': [], 'html': {'*': self.warning}}]}}
+        return body
+
+
 def _save(ctx: Ctx, action: str, page: Page, data: dict[str, Any], *,
           auto: str, claim: dict[str, Any] | None = None,
-          removed: list[str] | None = None) -> int:
-    """Store *data*, record the edit, return the new revision id."""
+          removed: list[str] | None = None) -> _Saved:
+    """Store *data* (patched onto the latest revision if its base is stale),
+    record the edit."""
     store = ctx.wiki.store
     assert ctx.user is not None
     old = page.latest.revid
     tags = _check_tags(ctx)
     with store.lock:
+        data, warning = ep.onto_latest(ctx, page, data)
         rev = store.set_entity(page, data, user=ctx.user.name,
                                comment=_summary(auto, ctx), tags=tags)
     ctx.wiki.recorder.add_edit(RecordedEdit(
@@ -110,8 +127,8 @@ def _save(ctx: Ctx, action: str, page: Page, data: dict[str, Any], *,
         baserevid=ctx.integer('baserevid', 0) if ctx.get('baserevid') else None,
         new_revid=rev.revid, old_revid=old, user=ctx.user.name,
         title=page.title, removed=list(removed or []),
-        data=json.loads(ctx.get('data') or 'null')))
-    return rev.revid
+        data=json.loads(ctx.get('data') or 'null'), conflict_patched=bool(warning)))
+    return _Saved(rev.revid, data, warning)
 
 
 def _put_statement(ctx: Ctx, data: dict[str, Any], statement: dict[str, Any],
@@ -151,15 +168,15 @@ def wbsetclaim(ctx: Ctx) -> dict[str, Any]:
     eid = cl.check_guid(guid or '')
     page, data = _entity(ctx, eid)
     _check_protection(ctx, page)
-    _check_base(ctx, page)
+    data = ep.base_entity(ctx, page, data)
     statement = cl.normalize_statement(ctx.wiki.store, raw, str(guid))
     index = ctx.integer('index', -1) if ctx.get('index') else None
     replaced = _put_statement(ctx, data, statement, index)
     snak = statement['mainsnak']
     auto = (f'/* wbsetclaim-{"update" if replaced else "create"}:2||1 */ '
             f'[[Property:{snak["property"]}]]: {cl.value_label(snak)}')
-    revid = _save(ctx, 'wbsetclaim', page, data, auto=auto, claim=statement)
-    return {'pageinfo': {'lastrevid': revid}, 'success': 1, 'claim': statement}
+    saved = _save(ctx, 'wbsetclaim', page, data, auto=auto, claim=statement)
+    return saved.answer('wbsetclaim', claim=statement)
 
 
 def wbcreateclaim(ctx: Ctx) -> dict[str, Any]:
@@ -169,7 +186,7 @@ def wbcreateclaim(ctx: Ctx) -> dict[str, Any]:
     eid = normalize_id(ctx.get('entity') or '')
     page, data = _entity(ctx, eid)
     _check_protection(ctx, page)
-    _check_base(ctx, page)
+    data = ep.base_entity(ctx, page, data)
     snak: dict[str, Any] = {'snaktype': ctx.get('snaktype'),
                             'property': (ctx.get('property') or '').upper()}
     if snak['snaktype'] == 'value':
@@ -189,8 +206,8 @@ def wbcreateclaim(ctx: Ctx) -> dict[str, Any]:
     main = statement['mainsnak']
     auto = (f'/* wbcreateclaim-create:1| */ [[Property:{main["property"]}]]: '
             f'{cl.value_label(main)}')
-    revid = _save(ctx, 'wbcreateclaim', page, data, auto=auto, claim=statement)
-    return {'pageinfo': {'lastrevid': revid}, 'success': 1, 'claim': statement}
+    saved = _save(ctx, 'wbcreateclaim', page, data, auto=auto, claim=statement)
+    return saved.answer('wbcreateclaim', claim=statement)
 
 
 def wbsetclaimvalue(ctx: Ctx) -> dict[str, Any]:
@@ -201,7 +218,7 @@ def wbsetclaimvalue(ctx: Ctx) -> dict[str, Any]:
     eid = cl.check_guid(guid)
     page, data = _entity(ctx, eid)
     _check_protection(ctx, page)
-    _check_base(ctx, page)
+    data = ep.base_entity(ctx, page, data)
     found = cl.find_statement(data.get(_key(data)) or {}, guid)
     if found is None:
         raise wikibase_error('no-such-claim', 'Could not find the claim',
@@ -218,8 +235,8 @@ def wbsetclaimvalue(ctx: Ctx) -> dict[str, Any]:
     data[_key(data)][pid][i] = statement
     auto = (f'/* wbsetclaimvalue:1| */ [[Property:{pid}]]: '
             f'{cl.value_label(statement["mainsnak"])}')
-    revid = _save(ctx, 'wbsetclaimvalue', page, data, auto=auto, claim=statement)
-    return {'pageinfo': {'lastrevid': revid}, 'success': 1, 'claim': statement}
+    saved = _save(ctx, 'wbsetclaimvalue', page, data, auto=auto, claim=statement)
+    return saved.answer('wbsetclaimvalue', claim=statement)
 
 
 def wbremoveclaims(ctx: Ctx) -> dict[str, Any]:
@@ -233,7 +250,7 @@ def wbremoveclaims(ctx: Ctx) -> dict[str, Any]:
                              'same entity', 'wikibase-api-invalid-guid')
     page, data = _entity(ctx, entity_ids.pop())
     _check_protection(ctx, page)
-    _check_base(ctx, page)
+    data = ep.base_entity(ctx, page, data)
     statements = data.get(_key(data)) or {}
     labels = []
     for guid in guids:
@@ -247,8 +264,8 @@ def wbremoveclaims(ctx: Ctx) -> dict[str, Any]:
         if not statements[pid]:
             del statements[pid]
     auto = f'/* wbremoveclaims-remove:{len(guids)}| */ ' + ', '.join(labels)
-    revid = _save(ctx, 'wbremoveclaims', page, data, auto=auto, removed=guids)
-    return {'pageinfo': {'lastrevid': revid}, 'success': 1, 'claims': guids}
+    saved = _save(ctx, 'wbremoveclaims', page, data, auto=auto, removed=guids)
+    return saved.answer('wbremoveclaims', claims=guids)
 
 
 def wbeditentity(ctx: Ctx) -> dict[str, Any]:
@@ -270,7 +287,7 @@ def wbeditentity(ctx: Ctx) -> dict[str, Any]:
         eid = normalize_id(ctx.get('id') or '')
     page, data = _entity(ctx, eid)
     _check_protection(ctx, page)
-    _check_base(ctx, page)
+    data = ep.base_entity(ctx, page, data)
     try:
         change = json.loads(ctx.get('data') or '')
     except ValueError:
@@ -321,13 +338,15 @@ def wbeditentity(ctx: Ctx) -> dict[str, Any]:
             raise wikibase_error('invalid-guid', 'Invalid claim guid',
                                  'wikibase-api-invalid-guid', [guid])
         _put_statement(ctx, data, cl.normalize_statement(ctx.wiki.store, raw, guid))
-    result = entity_json(ctx, page, data)
     if json.dumps(data, sort_keys=True) == before:
+        # nothing to change: the latest revision stays, even under a stale base
+        result = entity_json(ctx, page, ctx.wiki.store.entity_data(page) or data)
         result.update(lastrevid=page.latest.revid, nochange=True)
         return {'entity': result, 'success': 1}
-    revid = _save(ctx, 'wbeditentity', page, data,
+    saved = _save(ctx, 'wbeditentity', page, data,
                   auto='/* wbeditentity-update:0| */')
-    result['lastrevid'] = revid
+    result = entity_json(ctx, page, saved.data)
+    result['lastrevid'] = saved.revid
     for meta in ('pageid', 'ns', 'title', 'modified'):
         result.pop(meta, None)
-    return {'entity': result, 'success': 1}
+    return saved.answer('wbeditentity', {'entity': result, 'success': 1})

@@ -51,6 +51,9 @@ class Ctx:
     warnings: dict[str, list[str]] = field(default_factory=dict)
     # prop modules park their continuation here (e.g. rvcontinue)
     pending_continue: dict[str, str] = field(default_factory=dict)
+    # the ``editconflict`` fault: this request's stale baserevid is a conflict
+    # even on the Wikibase-like wiki (see entitypatch)
+    strict_base: bool = False
 
     @property
     def fv(self) -> int:

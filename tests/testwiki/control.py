@@ -101,6 +101,9 @@ def handle(wiki: TestWiki, method: str, path: str, raw: bytes
             fault = wiki.faults.add(body.pop('kind'), body.pop('error'),
                                     body.pop('times', 1), **body)
             return 200, headers, dump(fault.to_json())
+        if route == 'faults/release' and method == 'POST':
+            # {"id": n}: send a held answer (hold_response/timeout) now
+            return 200, headers, dump(wiki.faults.release(int(body['id'])).to_json())
         if route == 'faults' and method == 'DELETE':
             wiki.faults.clear()
             return 200, headers, dump({'cleared': True})
@@ -109,6 +112,26 @@ def handle(wiki: TestWiki, method: str, path: str, raw: bytes
                 if 'data_b64' in body else None
             result = upload(wiki, body.pop('name'), data, **body)
             return 200, headers, dump(result.__dict__)
+        if route == 'block' and method == 'POST':
+            # {"user": name, "blocked": true|false, "groups": [...], "reason": "..."} (the
+            # last two optional): what an admin or a bureaucrat does to an account, seen by
+            # the OAuth profile and list=users (the reason as ``blockreason``).
+            account = wiki.store.user(body['user'])
+            if account is None:
+                raise KeyError(f"no user {body['user']!r}")
+            with wiki.store.lock:
+                account.blocked = bool(body.get('blocked', True))
+                if 'groups' in body:
+                    account.groups = [str(g) for g in body['groups']]
+                if 'reason' in body:
+                    account.block_reason = str(body['reason'])
+            return 200, headers, dump({'user': account.name, 'blocked': account.blocked,
+                                       'groups': account.groups})
+        if route == 'baserevid' and method == 'POST':
+            # {"strict": true|false}: every stale baserevid an editconflict, or
+            # Wikibase's patching of non-conflicting changes (the default)
+            wiki.strict_baserevid = bool(body['strict'])
+            return 200, headers, dump({'strict': wiki.strict_baserevid})
         if route == 'delete' and method == 'POST':
             wiki.delete_file(body['title'], body.get('reason', 'Copyright violation'))
             return 200, headers, dump({'deleted': body['title']})

@@ -104,7 +104,7 @@ def _apply_fault(wiki: TestWiki, fault: Fault, ctx: Ctx) -> None:
                         'experiencing a technical issue.</p></body></html>',
                         headers)
     if fault.error == 'timeout':
-        wiki.stopping.wait(fault.seconds)
+        fault.stall(wiki.stopping)
         return
     if fault.error == 'ratelimited':
         raise ApiError('ratelimited', 'As an anti-abuse measure, you are '
@@ -119,7 +119,9 @@ def _apply_fault(wiki: TestWiki, fault: Fault, ctx: Ctx) -> None:
                        readonlyreason='Database maintenance (test wiki).')
     if fault.error == 'editconflict':
         # Someone else saves the entity first, so the client's baserevid is
-        # now stale and the normal conflict check answers editconflict.
+        # now stale and the conflict check answers editconflict (strictly for
+        # this request: Wikibase would patch a change onto that null revision).
+        ctx.strict_base = True
         for target in request_titles(ctx.params):
             page = wiki.store.entity_page(target) or wiki.store.page(target)
             if page is not None:
@@ -173,8 +175,8 @@ def handle_api(wiki: TestWiki, method: str, path: str, params: dict[str, str],
         else:
             body = module(ctx)
         if fault is not None and fault.error == 'hold_response':
-            # applied, but the answer is late (released at server stop)
-            wiki.stopping.wait(fault.seconds)
+            # applied, but the answer is late (until released, or server stop)
+            fault.stall(wiki.stopping)
         status = 200
     except HttpFault as exc:
         record.status = exc.status

@@ -16,10 +16,17 @@ answer), ``ratelimited``, ``badtoken``, ``editconflict``, ``delete_file``
 hold the answer ``seconds`` before sending it: "the write was applied but the
 client never heard back", e.g. to kill a client between the API's success
 and its own commit).
+
+A ``timeout`` or ``hold_response`` stall ends after ``seconds``, at server
+stop, or when the test calls :meth:`Fault.release` (``POST
+/_control/faults/release``): a test that must act while an answer is held
+waits for ``fault.holding`` and releases the answer itself, so the order is
+fixed by events and ``seconds`` only guards against a hang.
 """
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,11 +49,50 @@ class Fault:
     params: dict[str, str] = field(default_factory=dict)
     fired: int = 0
     id: int = 0
+    # set when a stall begins; a set ``released`` ends it early
+    holding: threading.Event = field(default_factory=threading.Event,
+                                     repr=False, compare=False)
+    released: threading.Event = field(default_factory=threading.Event,
+                                      repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for the control endpoint."""
         return {'id': self.id, 'kind': self.kind, 'error': self.error,
-                'times': self.times, 'title': self.title, 'fired': self.fired}
+                'times': self.times, 'title': self.title, 'fired': self.fired,
+                'holding': self.holding.is_set()}
+
+    def matches(self, kinds: set[str], params: dict[str, str],
+                titles: set[str]) -> bool:
+        """Whether a request of these kinds, params and titles meets this fault."""
+        if self.kind not in kinds:
+            return False
+        if self.title is not None and self.title not in titles:
+            return False
+        if any(params.get(k) != v for k, v in self.params.items()):
+            return False
+        # MediaWiki only refuses for lag when the client asked for a maxlag
+        # limit below the current lag.
+        if self.error == 'maxlag':
+            try:
+                return self.lag > float(params['maxlag'])
+            except (KeyError, ValueError):
+                return False
+        return True
+
+    def release(self) -> None:
+        """End this fault's stalls now (and let later matches pass at once)."""
+        self.released.set()
+
+    def stall(self, stopping: threading.Event) -> None:
+        """Wait ``seconds``, or until :meth:`release` or the wiki stops."""
+        self.holding.set()
+        end = time.monotonic() + self.seconds
+        while not (self.released.is_set() or stopping.is_set()):
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            # the wiki's stop is a second event: look at it every 50 ms
+            self.released.wait(min(left, 0.05))
 
 
 class FaultRegistry:
@@ -55,6 +101,7 @@ class FaultRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
+        self._by_id: dict[int, Fault] = {}   # fired ones too, for release()
         self._next_id = 1
 
     def add(self, kind: str, error: str, times: int | None = 1, *,
@@ -70,7 +117,15 @@ class FaultRegistry:
                           params=dict(params or {}), id=self._next_id)
             self._next_id += 1
             self._faults.append(fault)
+            self._by_id[fault.id] = fault
             return fault
+
+    def release(self, fault_id: int) -> Fault:
+        """Release the stalls of fault ``fault_id`` (see :meth:`Fault.release`)."""
+        with self._lock:
+            fault = self._by_id[fault_id]
+        fault.release()
+        return fault
 
     def clear(self) -> None:
         """Remove all pending faults."""
@@ -93,21 +148,8 @@ class FaultRegistry:
         """Return (and count) the first fault matching this request."""
         with self._lock:
             for fault in self._faults:
-                if fault.kind not in kinds:
+                if not fault.matches(kinds, params, titles):
                     continue
-                if fault.title is not None and fault.title not in titles:
-                    continue
-                if any(params.get(k) != v for k, v in fault.params.items()):
-                    continue
-                # MediaWiki only refuses for lag when the client asked for a
-                # maxlag limit below the current lag.
-                if fault.error == 'maxlag':
-                    try:
-                        limit = float(params['maxlag'])
-                    except (KeyError, ValueError):
-                        continue
-                    if fault.lag <= limit:
-                        continue
                 fault.fired += 1
                 if fault.times is not None and fault.fired >= fault.times:
                     self._faults.remove(fault)

@@ -58,7 +58,7 @@ def _fault(wiki: TestWiki, parts: list[str]) -> Response | None:
     if fault is None:
         return None
     if fault.error == 'timeout':
-        wiki.stopping.wait(fault.seconds)  # released at server stop, like API stalls
+        fault.stall(wiki.stopping)  # released at server stop, like API stalls
         return None
     status = {'http500': 500, 'http503': 503, 'http429': 429}.get(fault.error, 500)
     headers = dict(_TEXT)

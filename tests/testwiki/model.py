@@ -201,5 +201,7 @@ class User:
     registration: str = '2020-01-01T00:00:00Z'
     editcount: int = 0
     botpasswords: dict[str, str] = field(default_factory=dict)
-    # A blocked account (the OAuth profile's ``blocked`` flag).
+    # A blocked account (the OAuth profile's ``blocked`` flag), and the admin's reason
+    # (``list=users``'s ``blockreason``).
     blocked: bool = False
+    block_reason: str = 'Vandalism'

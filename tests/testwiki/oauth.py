@@ -10,7 +10,9 @@ The three endpoints a web tool uses, with the shapes and errors of the real exte
 * ``POST /w/rest.php/oauth2/access_token`` (``grant_type=authorization_code``; the client
   authenticates with HTTP Basic or ``client_id``/``client_secret`` in the body) answers
   ``{"token_type": "Bearer", "expires_in": …, "access_token": …, "refresh_token": …}``.
-  A code works once, for the consumer and callback it was issued to.
+  A code works once, for the consumer and callback it was issued to. PKCE (RFC 7636): an
+  authorize request with ``code_challenge`` (``S256`` or ``plain``) binds the code to it,
+  and the exchange must then send the matching ``code_verifier`` (else ``invalid_grant``).
 * ``GET /w/rest.php/oauth2/resource/profile`` with ``Authorization: Bearer …`` answers the
   profile: ``sub``, ``username``, ``editcount``, ``confirmed_email``, ``blocked``,
   ``registered``, ``groups`` (with the implicit ``*`` and ``user``), ``rights``, ``grants``.
@@ -22,6 +24,7 @@ web app listens on a port chosen at run time.
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import json
 import secrets
@@ -62,6 +65,8 @@ class _Grant:
     user: str
     expires: float
     used: bool = False
+    challenge: str = ''           # PKCE code_challenge sent to authorize ('' = none)
+    challenge_method: str = ''
 
 
 class OAuthProvider:
@@ -118,6 +123,8 @@ class OAuthProvider:
         redirect = params.get('redirect_uri') or consumer.callback_prefix
         if not redirect.startswith(consumer.callback_prefix):
             return _page(400, 'Error', 'The redirect_uri does not match the registered callback.')
+        if params.get('code_challenge') and params.get('code_challenge_method', 'plain') not in ('S256', 'plain'):
+            return _page(400, 'Error', 'Code challenge method must be one of plain, S256.')
         return consumer, redirect
 
     def _consent_page(self, params: dict[str, str]) -> Response:
@@ -128,7 +135,8 @@ class OAuthProvider:
         hidden = ''.join(
             f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
             for k, v in params.items() if k in ('client_id', 'redirect_uri', 'state',
-                                                 'response_type', 'scope'))
+                                                 'response_type', 'scope', 'code_challenge',
+                                                 'code_challenge_method'))
         body = (
             f'<p>The application <b>{html.escape(consumer.client_id)}</b> wants to '
             'identify you (grant: basic).</p>'
@@ -154,7 +162,9 @@ class OAuthProvider:
         code = secrets.token_urlsafe(24)
         with self._lock:
             self._codes[code] = _Grant(consumer.client_id, params.get('redirect_uri', ''),
-                                       user.name, time.time() + CODE_LIFETIME_S)
+                                       user.name, time.time() + CODE_LIFETIME_S,
+                                       challenge=params.get('code_challenge', ''),
+                                       challenge_method=params.get('code_challenge_method', 'plain'))
         return _redirect(redirect, {'code': code, 'state': state})
 
     # -- token -----------------------------------------------------------
@@ -176,7 +186,8 @@ class OAuthProvider:
             grant = self._codes.get(params.get('code', ''))
             bad = (grant is None or grant.used or grant.expires < time.time()
                    or grant.client_id != consumer.client_id
-                   or (grant.redirect_uri and params.get('redirect_uri', '') != grant.redirect_uri))
+                   or (grant.redirect_uri and params.get('redirect_uri', '') != grant.redirect_uri)
+                   or not _pkce_ok(grant, params.get('code_verifier', '')))
             if bad or grant is None:
                 return _json(400, {'error': 'invalid_grant', 'error_description':
                                    'The provided authorization grant is invalid, expired or revoked',
@@ -206,6 +217,16 @@ class OAuthProvider:
             'registered': user.registration.replace('-', '').replace(':', '').replace('T', '').rstrip('Z'),
             'groups': groups, 'rights': rights, 'grants': ['basic'],
         })
+
+
+def _pkce_ok(grant: _Grant, verifier: str) -> bool:
+    """A code issued without a challenge needs no verifier; one with needs the right one."""
+    if not grant.challenge:
+        return True
+    if grant.challenge_method == 'S256':
+        digest = hashlib.sha256(verifier.encode()).digest()
+        verifier = base64.urlsafe_b64encode(digest).rstrip(b'=').decode()
+    return bool(verifier) and secrets.compare_digest(verifier, grant.challenge)
 
 
 def _rights(group: str) -> list[str]:

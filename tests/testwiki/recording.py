@@ -56,6 +56,8 @@ class RecordedEdit:
     title: str
     removed: list[str] = field(default_factory=list)
     data: dict[str, Any] | None = None
+    # made against a stale baserevid and patched onto the latest revision
+    conflict_patched: bool = False
     at: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:

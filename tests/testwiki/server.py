@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
-from . import control
+from . import control, pageview
 from .auth import SessionManager
 from .dispatch import handle_api
 from .faults import FaultRegistry
@@ -111,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(*self.wiki.index_php(params))
         elif path.startswith('/wiki/'):
             title = urllib.parse.unquote(path[len('/wiki/'):])
-            self._send(*self.wiki.index_php({'title': title}))
+            self._send(*self.wiki.index_php({**params, 'title': title}))
         else:
             self._send(404, {'Content-Type': 'text/plain'}, b'Not Found')
 
@@ -126,7 +126,8 @@ class TestWiki:
     def __init__(self, fixtures_dir: str | Path | None = None, *,
                  host: str = '127.0.0.1', port: int = 0,
                  thumb_delay: float = 0.0,
-                 thumb_concurrency_limit: int | None = None) -> None:
+                 thumb_concurrency_limit: int | None = None,
+                 strict_baserevid: bool = False) -> None:
         self.store = WikiStore()
         self.faults = FaultRegistry()
         self.recorder = Recorder()
@@ -135,6 +136,10 @@ class TestWiki:
         self.oauth = OAuthProvider(self.store)
         self.stopping = threading.Event()
         self.thumb_delay = thumb_delay
+        # False: a write against a stale baserevid is patched onto the latest
+        # revision unless it conflicts, as Wikibase does (see entitypatch);
+        # True: every stale baserevid is an editconflict (conflicts on demand).
+        self.strict_baserevid = strict_baserevid
         self.thumb_concurrency_limit = thumb_concurrency_limit
         self.thumb_cache: dict[tuple[str, int], tuple[bytes, str]] = {}
         self.fixtures_dir = Path(fixtures_dir) if fixtures_dir else DEFAULT_FIXTURES
@@ -249,7 +254,10 @@ class TestWiki:
         return page.text if page else None
 
     def index_php(self, params: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        """Minimal ``index.php``: ``action=raw`` and a plain page view."""
+        """Minimal ``index.php``: ``action=raw``, a page view (a file's with its structured
+        data) and ``Special:EntityData`` (see :mod:`.pageview`)."""
+        if pageview.is_entity_data(params.get('title', '')):
+            return pageview.entity_data(self, params['title'], params)
         page = self.store.page(params.get('title', '')) if params.get('title') \
             else self.store.page_by_id(int(params.get('curid', '0') or 0))
         if page is None:
@@ -258,16 +266,14 @@ class TestWiki:
         if params.get('action') == 'raw':
             return 200, {'Content-Type': 'text/x-wiki; charset=UTF-8'}, \
                 page.text.encode()
-        body = (f'<!DOCTYPE html><html><head><title>{page.title} - '
-                f'Wikivel Test Commons</title></head><body><h1>{page.title}'
-                f'</h1><pre>{page.text}</pre></body></html>')
-        return 200, {'Content-Type': 'text/html; charset=UTF-8'}, body.encode()
+        return pageview.view(self, page)
 
     def control_state(self) -> dict[str, Any]:
         """Counters for the control endpoint."""
         return {'api_url': self.api_url, 'media': self.media.to_json(),
                 'write_count': self.write_count(),
                 'edits': len(self.recorder.edits),
+                'strict_baserevid': self.strict_baserevid,
                 'faults': [f.to_json() for f in self.faults.pending()]}
 
 

@@ -22,11 +22,12 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from wikivel_bot.backfill import raylogs, stages
 from wikivel_bot.backfill.imagedump import dump_rows, layout_of
 from wikivel_bot.backfill.rows import COLUMNS, BackfillCounters, new_row
+from wikivel_bot.backfill.sizing import size_actors
 from wikivel_bot.backfill.sources import Sources, depicted_page_ids, has_title
 from wikivel_bot.config import Settings
 from wikivel_bot.errors import ConfigError, LinkerError, UsageError
@@ -98,8 +99,11 @@ def run_backfill(
     import ray
 
     sources.check()
+    sources.check_contents()
     layouts = {path: layout_of(path) for path in sources.image_dumps}  # a wrong file fails here
     check_settings(settings)
+    if num_cpus is not None and not address and settings.linker.device == "cpu":
+        size_actors(num_cpus, 0, settings.backfill.actors)  # refused before the model loads
     started = time.monotonic()
     counters = BackfillCounters()
     result = BackfillResult(counters)
@@ -126,21 +130,18 @@ def run_backfill(
         DataContext.get_current().enable_progress_bars = progress
         resources = ray.cluster_resources()
         gpus = int(resources.get("GPU", 0))
-        cpus = int(resources.get("CPU", 1))
-        # Without GPUs the model gets at most half the CPUs and one is always left for the
-        # other stages (more actors than that would starve them, and the run would stall).
-        actors = settings.backfill.actors or (gpus if gpus else max(1, cpus // 2))
-        # One GPU per actor: more actors than GPUs would never be placed.
-        actors = min(actors, gpus) if gpus else max(1, min(actors, cpus - 1))
+        actors, actor_cpus = size_actors(float(resources.get("CPU", 1)), gpus, settings.backfill.actors)
         result.actors, result.gpus = actors, gpus
         toolforge = settings.backfill.toolforge
-        budget = ray.remote(_budget_class()).options(max_concurrency=1000).remote(
+        # The budget only counts and waits: it holds no CPU the stages need (one CPU in all).
+        budget = ray.remote(_budget_class()).options(max_concurrency=1000, num_cpus=0).remote(
             settings.backfill.toolforge_connections if toolforge else settings.backfill.max_connections,
             0.0 if toolforge else settings.backfill.max_mbps,
         )
         dataset = _titles(ray, sources, listed, layouts)
         if dataset is not None:
-            dataset = _stages(dataset, settings, worker, identity, (side, steps), depicted, budget, actors, gpus)
+            dataset = _stages(dataset, settings, worker, identity, (side, steps), depicted, budget,
+                              (actors, actor_cpus), gpus)
             shard_prefix = f"{settings.backfill.run_name}-{int(time.time())}"
             try:
                 with raylogs.quiet_run(ray_logs):
@@ -180,7 +181,7 @@ def check_settings(settings: Settings) -> None:
 
 
 def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, model_input: Any,
-            depicted: Any, budget: Any, actors: int, gpus: int) -> Any:
+            depicted: Any, budget: Any, actors: Tuple[int, float], gpus: int) -> Any:
     from ray.data import ActorPoolStrategy, TaskPoolStrategy
 
     connections = (settings.backfill.toolforge_connections if settings.backfill.toolforge
@@ -209,8 +210,8 @@ def _stages(dataset: Any, settings: Settings, worker: str, identity: Any, model_
     return dataset.map_batches(
         LinkStage, batch_size=None, batch_format="pyarrow",
         fn_constructor_kwargs={"settings": settings, "fingerprint": steps.fingerprint if steps else ""},
-        compute=ActorPoolStrategy(size=actors),
-        num_gpus=1 if gpus else 0, num_cpus=1,
+        compute=ActorPoolStrategy(size=actors[0]),
+        num_gpus=1 if gpus else 0, num_cpus=actors[1],
     )
 
 

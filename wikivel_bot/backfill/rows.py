@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from wikivel_bot.core.safety import rule_count
 from wikivel_bot.types import Candidate, Depiction, MediaFile
 
 # Outcomes. PENDING rows are still being worked on.
@@ -131,7 +132,7 @@ class BackfillCounters:
         out.append(f"{self.candidates} candidates proposed")
         if self.withheld:
             out.append(f"{sum(self.withheld.values())} suggestions withheld by the safety rules")
-            out += [f"    {n} {rule}" for rule, n in sorted(self.withheld.items()) if n]
+            out += [f"    {rule_count(n, rule)}" for rule, n in sorted(self.withheld.items()) if n]
         out.append(f"{self.deferred} deferred (the next run tries them again)")
         return out
 

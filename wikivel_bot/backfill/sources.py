@@ -12,14 +12,16 @@ read/filter stage then skips without queueing.
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import json
 import logging
 import re
+import zlib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, Iterator, List, Optional, Set
+from typing import IO, Any, Iterator, List, Optional, Set, Tuple
 
 from wikivel_bot.errors import UsageError
 
@@ -57,6 +59,12 @@ class Sources:
                      + ([self.mediainfo_dump] if self.mediainfo_dump else [])):
             if not Path(path).is_file():
                 raise UsageError(f"{path}: no such file")
+
+    def check_contents(self) -> None:
+        """UsageError for a title list that is damaged or not UTF-8 (:func:`check_title_file`);
+        reads each list once, so it runs once per backfill, before Ray and the model start."""
+        for path in self.titles_files:
+            check_title_file(path)
 
 
     def listed(self, site: Any, notes: Optional[List[str]] = None) -> Iterator[str]:
@@ -96,6 +104,74 @@ def open_text(path: str) -> IO[bytes]:
     if path.endswith(".bz2"):
         return bz2.open(path, "rb")
     return open(path, "rb")
+
+
+# Bytes decompressed and decoded at a time while checking a title list.
+CHECK_CHUNK = 1 << 20
+# Bad lines named in the error (the count says how many more).
+BAD_LINES_SHOWN = 5
+
+
+def check_title_file(path: str) -> None:
+    """Read a title list once, to the end, before Ray starts: a damaged ``.gz``/``.bz2`` or
+    a file that is not UTF-8 (a list saved as Latin-1) is one line naming the file and, for
+    the encoding, the bad lines by number, rather than a worker's traceback mid-run. Titles
+    on Commons are UTF-8, and guessing another encoding would queue wrong titles, so such a
+    file is refused, with how to convert it. Streams: memory stays at one chunk.
+
+    :raises UsageError: the file cannot be decompressed or is not UTF-8.
+    """
+    kind = "gzip" if path.endswith(".gz") else "bzip2" if path.endswith(".bz2") else ""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    line, tail = 1, b""
+    bad: List[int] = []
+    scanning = False  # after the first decoding error: line by line, to number the bad ones
+    try:
+        with open_text(path) as handle:
+            while True:
+                chunk = handle.read(CHECK_CHUNK)
+                if not chunk:
+                    break
+                if scanning:
+                    line, tail = _bad_lines(tail + chunk, line, bad)
+                    continue
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError:
+                    scanning = True
+                    line, tail = _bad_lines(tail + chunk, line, bad)
+                    continue
+                line += chunk.count(b"\n")
+                tail = chunk[chunk.rfind(b"\n") + 1:]
+            if scanning:
+                _bad_lines(tail + b"\n", line, bad)
+            else:
+                decoder.decode(b"", final=True)
+    except UnicodeDecodeError:  # the file ends inside a character
+        bad.append(line)
+    except (OSError, EOFError, zlib.error) as exc:
+        # gzip.BadGzipFile and a truncated .bz2 are OSError/EOFError; the reason in one line.
+        what = f"not a readable {kind} file" if kind else "cannot be read"
+        raise UsageError(f"--titles {path}: {what} ({' '.join(str(exc).split()) or type(exc).__name__}); "
+                         "give a plain-text title list, or an intact .gz or .bz2 of one") from None
+    if bad:
+        shown = ", ".join(map(str, bad[:BAD_LINES_SHOWN]))
+        more = f" and {len(bad) - BAD_LINES_SHOWN} more" if len(bad) > BAD_LINES_SHOWN else ""
+        raise UsageError(f"--titles {path}: not UTF-8 at line{'s' if len(bad) > 1 else ''} {shown}{more} "
+                         "(title lists are UTF-8: convert it, e.g. iconv -f latin1 -t utf-8)")
+
+
+def _bad_lines(data: bytes, line: int, bad: List[int]) -> Tuple[int, bytes]:
+    """Numbers of the complete lines in ``data`` that are not UTF-8 appended to ``bad``;
+    returns the next line's number and the incomplete last line."""
+    *whole, rest = data.split(b"\n")
+    for raw in whole:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(line)
+        line += 1
+    return line, rest
 
 
 def depicted_page_ids(path: str) -> Set[int]:

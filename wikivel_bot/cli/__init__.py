@@ -30,6 +30,11 @@ class WikivelGroup(click.Group):
             # One line, even when a driver's message spans several; never a password.
             click.echo("error: " + redact_secrets(" ".join(str(exc).split())), err=True)
             ctx.exit(exc.exit_code)
+        except click.BadParameter as exc:
+            # A value out of its range or of the wrong kind: one line naming the option, the
+            # value and what is accepted (click's own display spans four lines).
+            click.echo("error: " + redact_secrets(" ".join(exc.format_message().split())), err=True)
+            ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except Exception as exc:
@@ -109,6 +114,8 @@ def _register() -> None:
     from wikivel_bot.cli import liveeval as liveeval_commands
     from wikivel_bot.cli import web as web_commands
     from wikivel_bot.cli import backfill as backfill_commands
+    from wikivel_bot.cli import learning as learning_commands
+    from wikivel_bot.cli import bot_request as bot_request_commands
     from wikivel_bot.cli import extras
 
     main.add_command(labels_commands.labels)
@@ -117,6 +124,7 @@ def _register() -> None:
     main.add_command(run_commands.run)
     main.add_command(status_commands.status)
     main.add_command(status_commands.config_command)
+    status_commands.config_command.add_command(bot_request_commands.bot_request)
     main.add_command(suggest_commands.suggest)
     main.add_command(linkers_commands.linkers)
     main.add_command(poll_commands.poll)
@@ -132,7 +140,9 @@ def _register() -> None:
     train_commands.dataset.add_command(train_evidence_commands.synthetic_evidence)
     train_commands.train.add_command(train_evidence_commands.train_evidence)
     main.add_command(train_commands.dataset)
+    train_commands.dataset.add_command(learning_commands.dataset_from_decisions)
     main.add_command(train_commands.train)
+    main.add_command(learning_commands.models)
     main.add_command(liveeval_commands.evaluate_live)
     main.add_command(liveeval_commands.calibrate)
     main.add_command(liveeval_commands.report)

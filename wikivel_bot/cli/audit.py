@@ -7,6 +7,7 @@ from typing import Optional
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 
 
@@ -14,7 +15,7 @@ from wikivel_bot.cli.context import CliContext
 @click.option("--batch", "batch_id", help="Only pairs written (or tried) in this batch, with their approvals.")
 @click.option("--file", "file_ref", help="Only this file: M-id (M123) or title (File:Name.jpg).")
 @click.option("--reviewer", help="Only this reviewer's decisions and the writes of pairs they approved.")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the newest N events.")
+@click.option("--limit", type=ranges.count(), help="Only the newest N events.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: a list of events.")
 @click.pass_obj
 def audit(

@@ -13,8 +13,10 @@ from typing import Optional, Tuple
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.poll import parse_since
+from wikivel_bot.errors import UsageError
 
 
 @click.command("backfill")
@@ -24,15 +26,15 @@ from wikivel_bot.cli.poll import parse_since
 @click.option("--image-dump", "image_dumps", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The image table SQL dump (commonswiki-YYYYMMDD-image.sql.gz): its images (bitmaps, drawings). Repeatable.")
 @click.option("--category", default="", help="Backfill the files of this category.")
-@click.option("--depth", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--depth", type=ranges.count(0, 100), default=0, show_default=True,
               help="Levels of subcategories to include with --category.")
 @click.option("--since", metavar="TIMESTAMP", help="All files uploaded from this time on (2024-05-01T08:00:00Z).")
 @click.option("--until", metavar="TIMESTAMP", help="All files uploaded up to this time.")
 @click.option("--mediainfo-dump", type=click.Path(dir_okay=False, path_type=Path),
               help="Commons MediaInfo JSON dump: files with P180 there are skipped.")
 @click.option("--address", default="", help="Join this Ray cluster (e.g. ray://head:10001 or auto); default: start Ray here.")
-@click.option("--num-cpus", type=click.IntRange(min=1), help="CPUs of a local Ray (default: all).")
-@click.option("--actors", type=click.IntRange(min=1), help="Linker actors (backfill.actors).")
+@click.option("--num-cpus", type=ranges.workers(), help="CPUs of a local Ray (default: all).")
+@click.option("--actors", type=ranges.count(1, 1024), help="Linker actors (backfill.actors).")
 @click.option("--toolforge", is_flag=True, help="Running on Toolforge: the media robot-policy limits do not apply (backfill.toolforge).")
 @click.option("--run-name", help="Name of this run; restart a killed run under the same name (backfill.run_name).")
 @click.option("--parquet-dir", type=click.Path(file_okay=False), help="Also write candidates as Parquet shards here (backfill.parquet_dir).")
@@ -50,6 +52,9 @@ def backfill(obj: CliContext, titles_files: Tuple[Path, ...], image_dumps: Tuple
     the cluster has GPUs) and write the candidates to the queue. Files already linked by the
     same linker and label set are skipped; rejected pairs are never proposed again; a run
     killed at any point resumes when started again with the same --run-name."""
+    if address and num_cpus is not None:
+        raise UsageError(f"--num-cpus {num_cpus} sizes a Ray started here; with --address {address} the "
+                         "cluster's own CPUs count: leave out one of them")
     for key, value in (("actors", actors), ("run_name", run_name), ("parquet_dir", parquet_dir)):
         if value is not None:
             obj.overrides[("backfill", key)] = value

@@ -6,6 +6,7 @@ everything is built lazily so ``--help`` and quick commands stay fast.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional
@@ -31,6 +32,11 @@ class CliContext:
             settings = load_settings(self.config_path)
             for (section, key), value in self.overrides.items():
                 settings = settings.replace(section, **{key: value})
+            if self.overrides:  # `config show` names the command line as these keys' source
+                given = {f"{section}.{key}" for section, key in self.overrides}
+                kept = tuple(o for o in settings.origins if o[0] not in given)
+                settings = dataclasses.replace(
+                    settings, origins=kept + tuple((k, "the command line") for k in sorted(given)))
             self._settings = settings
         return self._settings
 

@@ -2,7 +2,7 @@
 
 ``evaluate`` scores rankings from a source against ground truth: a predictions file
 (``--predictions``), so any tool's output can be compared on the same split, or a trained
-linker (``--checkpoint``, run by :mod:`wikivel_bot.cli.train` and ``wikivel_bot.train.evaluate``)
+linker (``--checkpoint``, run by :mod:`wikivel_bot.cli.evaluate_checkpoint` and ``wikivel_bot.train.evaluate``)
 with the baselines beside it, feeding the same :func:`wikivel_bot.evaluation.score_rankings`.
 """
 
@@ -15,6 +15,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.errors import UsageError
 
 _FORMATS = ("markdown", "html", "json")
@@ -91,7 +92,7 @@ def _write(text: str, out_path: str) -> None:
 @click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="With --checkpoint: also write report.md, report.html (with plots), results.json and "
                    "model-card.md to DIR.")
-@click.option("--limit", type=click.IntRange(min=1), help="With --checkpoint: score only the first N files of the split.")
+@click.option("--limit", type=ranges.count(), help="With --checkpoint: score only the first N files of the split.")
 @click.option("--weights", help="With --checkpoint: local weights file of its backbone (default: its tag).")
 @click.option("--device", help="With --checkpoint: auto, cpu, cuda (default: linker.device).")
 @click.pass_context
@@ -120,7 +121,7 @@ def evaluate(ctx: click.Context, predictions: Optional[Path], truth: Optional[Pa
     if checkpoint is not None:
         from click.core import ParameterSource
 
-        from wikivel_bot.cli.train import evaluate_checkpoint_mode
+        from wikivel_bot.cli.evaluate_checkpoint import evaluate_checkpoint_mode
         from wikivel_bot.evaluation import REPORT_KS
 
         explicit_k = ctx.get_parameter_source("ks_text") != ParameterSource.DEFAULT
@@ -161,10 +162,10 @@ def human_eval() -> None:
 @human_eval.command("export")
 @click.option("--predictions", required=True, type=_PATH, metavar="P.jsonl",
               help='Ranked output, one line per file: {"file": "M123", "items": ["Q146", ...]}.')
-@click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True,
+@click.option("--sample", type=ranges.count(), default=100, show_default=True,
               help="Files to draw at random (all when there are fewer).")
-@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Predictions per file.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed: the same seed, the same sheet.")
+@click.option("--top", type=ranges.TOP_K, default=10, show_default=True, help="Predictions per file.")
+@click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Random seed: the same seed, the same sheet.")
 @click.option("--labels", "labels_dir", type=_DIR, metavar="DIR", help="Label set for item labels and descriptions.")
 @click.option("--truth", type=_PATH, metavar="T.jsonl", help="Items the files already depict, shown to raters.")
 @click.option("--out", "out_path", default="-", show_default=True,

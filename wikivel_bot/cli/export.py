@@ -16,6 +16,7 @@ from typing import Any, Iterator, Optional, TextIO, Tuple
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.liveeval import calibrated_option
 from wikivel_bot.cli.review import build_filter, filter_options
@@ -37,7 +38,7 @@ _STATES = tuple(s.value for s in CandidateState) + ("all",)
                    "only when asked for by name.")
 @filter_options
 @calibrated_option
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many files.")
+@click.option("--limit", type=ranges.count(), help="At most this many files.")
 @click.option("--out", "out_path", default="-", show_default=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="Output file; - is standard output.")
 @click.pass_obj

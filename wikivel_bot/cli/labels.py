@@ -9,6 +9,7 @@ from typing import Any, List, Optional, Sequence
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.errors import UsageError
 
@@ -32,13 +33,13 @@ def labels() -> None:
                    "without it, from the Wikidata API (small sets).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory to write the label set to.")
-@click.option("--min-freq", type=click.IntRange(min=0), default=10, show_default=True,
+@click.option("--min-freq", type=ranges.count(0), default=10, show_default=True,
               help="Threshold f: keep items depicted this often, counting descendants within 3 "
                    "hops; rarer ones are replaced by their ancestors (0: every depicted item).")
 @click.option("--languages", help="Label language fallback of the linker's text, comma separated (default: "
                                    "site.languages). The languages kept for reviewers are labels.languages.")
 @click.option("--aliases/--no-aliases", default=False, show_default=True, help="Also keep aliases.")
-@click.option("--workers", type=click.IntRange(min=1),
+@click.option("--workers", type=ranges.workers(),
               help="Parsing processes (default: the CPUs available less one; 1 parses in-process).")
 @click.option("--decompressor", type=click.Choice(["auto", "parallel", "stdlib"]), default="auto",
               show_default=True, help="auto: parallel bzip2 (indexed_bzip2) when installed, parallel gzip "

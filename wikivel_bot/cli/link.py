@@ -10,13 +10,14 @@ from typing import Optional
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.poll import _echo_lines, _repeat, worker_name
 
 
 @click.command("link")
 @click.option("--once", is_flag=True, help="Handle what is queued now and exit (default: keep waiting).")
-@click.option("--limit", type=click.IntRange(min=1), help="Stop after N files linked or given up on.")
+@click.option("--limit", type=ranges.count(), help="Stop after N files linked or given up on.")
 @click.option("--linker", "linker_name", help="Linker variant (linker.name), see `wikivel-bot linkers`.")
 @click.option("--weights", help="Local weights file, or 'random' for a smoke run (linker.weights).")
 @click.option("--precision", help="Encoder precision: auto, fp32, bf16, int8 (linker.precision).")

@@ -9,6 +9,7 @@ from typing import Any, List, Optional
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.errors import UsageError
 
@@ -25,7 +26,7 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".b
                    "bf16 instructions.")
 @click.option("--images", "images_dir", type=click.Path(file_okay=False, path_type=Path),
               help="With --check-precision: a directory of sample images (default: 64 synthetic ones).")
-@click.option("--items", type=click.IntRange(min=10), default=5000, show_default=True,
+@click.option("--items", type=ranges.count(10, 10**7), default=5000, show_default=True,
               help="With --check-precision: label-set items to encode per precision.")
 @click.pass_obj
 def linkers(obj: CliContext, as_json: bool, check_precision: bool, images_dir: Optional[Path], items: int) -> None:

@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.errors import UsageError
 
@@ -57,8 +58,8 @@ def _parse_ks(text: str) -> Tuple[int, ...]:
 @click.option("--since", metavar="DATE", help="Files uploaded on or after DATE (YYYY-MM-DD or ISO time, UTC). "
               "Default: the newest poll.batch_size uploads.")
 @click.option("--until", metavar="DATE", help="Files uploaded up to DATE (a date includes that whole day).")
-@click.option("--limit", type=click.IntRange(min=1), help="Stop after N files compared.")
-@click.option("--top", "top_k", type=click.IntRange(min=1), help="Suggestions per file (linker.top_k).")
+@click.option("--limit", type=ranges.count(), help="Stop after N files compared.")
+@click.option("--top", "top_k", type=ranges.TOP_K, help="Suggestions per file (linker.top_k).")
 @click.option("--k", "ks_text", default="1,5,10", show_default=True, metavar="K,K,...",
               help="Cut-offs of the summary printed at the end.")
 @click.option("--linker", "linker_name", help="Linker variant (linker.name), see `wikivel-bot linkers`.")
@@ -171,7 +172,7 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
               help="Hop credit for 'correct' (0: only the human item itself).")
 @click.option("--holdout", type=float, default=0.5, show_default=True,
               help="Share of files held out to check the thresholds (split by a hash of the file id).")
-@click.option("--min-support", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--min-support", type=ranges.count(), default=10, show_default=True,
               help="Suggestions a threshold must accept to count (per super-category too).")
 @click.option("--by-category", is_flag=True, help="Also one threshold per super-category of the suggestions.")
 @click.option("--out", "out_path", default="thresholds.json", show_default=True,
@@ -226,7 +227,7 @@ def calibrate(results_paths: Sequence[Path], target: float, hops: int, holdout: 
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for report.html, report.wiki, summary.json and the figures.")
 @click.option("--k", "ks_text", default="1,5,10", show_default=True, metavar="K,K,...", help="Cut-offs of the tables.")
-@click.option("--examples", type=click.IntRange(min=0), default=6, show_default=True,
+@click.option("--examples", type=ranges.count(0, 10_000), default=6, show_default=True,
               help="Hits and misses shown per linker, with thumbnails.")
 def report(more_sheets: Sequence[Path], results_paths: Sequence[Path], thresholds_path: Optional[Path],
            ratings: Sequence[Path], out_dir: Path, ks_text: str, examples: int) -> None:

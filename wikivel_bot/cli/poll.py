@@ -15,6 +15,7 @@ from typing import Any, Callable, List, Optional
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.errors import UsageError, WikiError
 
@@ -103,7 +104,7 @@ def poll(obj: CliContext, once: bool, since: Optional[str]) -> None:
 
 @click.command("fetch")
 @click.option("--once", is_flag=True, help="Fetch what is queued now and exit (default: keep waiting for more).")
-@click.option("--limit", type=click.IntRange(min=1), help="Stop after N files.")
+@click.option("--limit", type=ranges.count(), help="Stop after N files.")
 @click.pass_obj
 def fetch(obj: CliContext, once: bool, limit: Optional[int]) -> None:
     """Fetch queued (discovered) files: thumbnail, description, categories, existing

@@ -87,8 +87,12 @@ def review(ctx: click.Context, reviewer: Optional[str], calibrated: Optional[str
     session = ReviewSession(
         obj.store(), name, flt, source="terminal",
         api_url=obj.settings.site.api_url, site_name=obj.settings.site.name, label_of=obj.item_labels(),
+        order=obj.settings.review.order, threshold=obj.settings.learning.threshold,
     )
     _never_crash_on_encoding()
+    from wikivel_bot.core.review_order import order_text
+
+    click.echo(f"order: {order_text(obj.settings.review.order, obj.settings.learning.threshold)}")
     keys = open_keys(sys.stdin)
     try:
         with keys:
@@ -129,6 +133,8 @@ def _decision_command(name: str, action: DecisionAction, summary: str) -> click.
         who = resolve_reviewer(given, obj.settings.review.reviewer)
         for done in decide(obj.store(), file_ref, qids, action, who, source="cli"):
             click.echo(f"{done.mid} {done.qid}: {action.value} by {who} (decision {done.decision_id})")
+            if done.in_flight:
+                click.echo(done.in_flight)
 
     return command
 

@@ -17,7 +17,8 @@ from wikivel_bot.cli.context import CliContext
 def run(obj: CliContext, dry_run: bool, linker_name: str, weights: str) -> None:
     """Run the bot: poll the upload log, fetch and link new files, and write approved
     statements (only with write.enabled, or simulated with --dry-run), on a schedule, until
-    SIGTERM or Ctrl-C (a second one exits at once). Before each write batch the stop page
+    SIGTERM or Ctrl-C: it stops within 10 s (an edit whose answer is late is recorded at the
+    next start); a second signal exits at once. Before each write batch the stop page
     (daemon.stop_page) is read: anything but daemon.stop_run_text pauses writing. One log line
     per event on stderr; `wikivel-bot status` shows progress from another terminal."""
     if linker_name:

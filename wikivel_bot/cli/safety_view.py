@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence
 
-from wikivel_bot.core.safety import coverage_note, describe_rules, rules_from
+from wikivel_bot.core.safety import coverage_note, describe_rules, rule_counts, rules_from
 
 
 def safety_doc(safety_settings: Any, label_set: Any = None) -> Dict[str, Any]:
@@ -55,7 +55,7 @@ def withheld_lines(outcome: Any, label_set: Any, verbose: int, show: bool = Fals
     if not entries:
         return []
     by_rule = outcome.ranking.withheld_by_rule()
-    counts = ", ".join(f"{n} {rule}" for rule, n in sorted(by_rule.items()))
+    counts = rule_counts(by_rule)
     hint = "" if verbose or show else " (-v lists them; --show-withheld names them)"
     lines = [f"  withheld by the safety rules: {counts}{hint}"]
     if verbose or show:

@@ -23,9 +23,9 @@ NOT_RESPONDING_MIN_S = 60.0
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
 def status(obj: CliContext, as_json: bool) -> None:
-    """Show the queue: files and candidates by state, the poll cursors, the daemon (running?
-    writing paused and why?), throughput of the last hour, the lag behind uploads and recent
-    errors."""
+    """Show the queue: files and candidates by state, follow-up edits owed, the poll cursors,
+    the daemon (running? writing paused and why?), throughput of the last hour, the lag behind
+    uploads and recent errors."""
     from wikivel_bot.queue import monitor
     from wikivel_bot.queue.engine import redacted_url
 
@@ -36,6 +36,7 @@ def status(obj: CliContext, as_json: bool) -> None:
     activity = monitor.activity(store)
     problems = monitor.recent_file_problems(store, limit=5)
     backlog = monitor.approved_backlog(store)
+    follow_ups = monitor.owed_follow_ups(store)
     claims = [{**c, "expires_at": c["expires_at"].isoformat() + "Z"} for c in store.claims()]
     now = datetime.now(timezone.utc)
     for key, info in daemon.items():
@@ -47,6 +48,7 @@ def status(obj: CliContext, as_json: bool) -> None:
             "settings": obj.settings.source,
             **counts,
             "approved_backlog": backlog,
+            "follow_ups": follow_ups,
             "claims": claims,
             "cursors": {
                 s: {"timestamp": c.timestamp.isoformat(), "log_id": c.log_id} for s, c in cursors.items()
@@ -55,16 +57,22 @@ def status(obj: CliContext, as_json: bool) -> None:
             "last_hour": activity,
             "recent_file_problems": problems,
             "safety": safety_doc(obj.settings.safety),
+            "review_order": obj.settings.review.order,
         }
         click.echo(json.dumps(doc, indent=2, sort_keys=True))
         return
     click.echo(f"database: {redacted_url(store.engine)}")
     click.echo(f"settings: {obj.settings.source}")
     _print_safety(obj)
+    from wikivel_bot.cli.learning import learning_status_lines
+
+    for line in learning_status_lines(obj.settings):  # review order, the running model (docs/learning.md)
+        click.echo(line)
     for name in ("files", "candidates"):
         click.echo(f"{name}:")
         for state, n in counts[name].items():
             click.echo(f"  {state:<14}{n:>10}{_note(name, state, backlog)}")
+    click.echo(f"follow-ups owed: {_follow_ups_text(follow_ups)}")
     _print_claims(claims)
     click.echo("poll cursors:")
     if not cursors:
@@ -118,9 +126,16 @@ def _print_daemon(daemon: dict) -> None:
 
 
 def daemon_condition(info: Dict[str, Any], now: datetime) -> str:
-    """"running", "stopped <when>" or "NOT RESPONDING since <last heartbeat>" for one daemon."""
+    """"running", "stopped <when>", "not running (process gone)" or "NOT RESPONDING since
+    <last heartbeat>" for one daemon."""
     if not info.get("running"):
         return f"stopped {info.get('stopped_at', '')}".strip()
+    from wikivel_bot.queue.leases import dead_local_workers
+
+    # A daemon of this host whose process is gone (kill -9, OOM) is known dead at once; only
+    # one on another host has to be judged by its heartbeat's age.
+    if dead_local_workers([str(info.get("worker") or "")]):
+        return f"not running (process gone; last heartbeat {info.get('heartbeat', 'never')})"
     beat = _parse_time(info.get("heartbeat"))
     interval = float(info.get("heartbeat_s") or 5)
     limit = max(NOT_RESPONDING_MIN_S, NOT_RESPONDING_INTERVALS * interval)
@@ -153,6 +168,16 @@ def _note(table: str, state: str, backlog: Dict[str, Any]) -> str:
     return f"  ({'; '.join(parts)})" if parts else ""
 
 
+def _follow_ups_text(follow_ups: Dict[str, int]) -> str:
+    """"none", or the count and what they are (the writer makes them before new writes)."""
+    if not follow_ups["owed"]:
+        return "none"
+    parts = [f"{follow_ups['remove']} to remove"] if follow_ups["remove"] else []
+    if follow_ups["rank"]:
+        parts.append(f"{follow_ups['rank']} rank to change")
+    return f"{follow_ups['owed']} ({', '.join(parts)}; the writer makes them on its next run)"
+
+
 def _print_claims(claims: List[Dict[str, Any]]) -> None:
     if not claims:
         click.echo("claims: none held")
@@ -172,7 +197,11 @@ def config_command() -> None:
 @click.pass_obj
 def config_show(obj: CliContext) -> None:
     """Print the effective settings as TOML (a starting point for wikivel.toml)."""
-    from wikivel_bot.config import settings_as_toml
+    from wikivel_bot.config import settings_as_toml, settings_sources
 
-    click.echo(f"# from: {obj.settings.source}")
+    # Every source that set a key; each such key names its own in a comment.
+    click.echo(f"# from: {settings_sources(obj.settings)}")
     click.echo(settings_as_toml(obj.settings))
+    from wikivel_bot.config.paths import state_path_lines
+
+    click.echo("\n".join(state_path_lines(obj.settings)))

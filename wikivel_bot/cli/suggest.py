@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.liveeval import calibrated_option
 from wikivel_bot.cli.safety_view import notice_lines, safety_doc, withheld_entries, withheld_lines
@@ -21,7 +22,7 @@ from wikivel_bot.types import is_qid
 # options (-cat:Cats, -search:...); suggest_inputs rejects what is neither.
 @click.command("suggest", context_settings={"ignore_unknown_options": True})
 @click.argument("sources", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.option("--top", "top_k", type=click.IntRange(min=1), help="Candidates per file (linker.top_k).")
+@click.option("--top", "top_k", type=ranges.TOP_K, help="Candidates per file (linker.top_k).")
 @click.option("--linker", "linker_name", help="Linker variant, see `wikivel-bot linkers` (linker.name).")
 @click.option("--labels", "labels_dir", help="Label set directory (linker.labels_dir; default: starter set).")
 @click.option("--model", help="open_clip architecture, or a model config JSON (linker.model).")

@@ -1,18 +1,17 @@
 """``wikivel-bot dataset`` and ``wikivel-bot train``: build the Wiki-VEL dataset, train a head.
 
-Also the ``--checkpoint`` mode of ``wikivel-bot evaluate`` (:func:`evaluate_checkpoint_mode`),
-called from ``cli/evaluate.py``. torch is imported inside the commands only.
+torch is imported inside the commands only.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Tuple
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.errors import UsageError
 
@@ -56,17 +55,17 @@ def dataset() -> None:
                    "(`labels build --count-files`, as the paper does) and run this again with --labels.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Dataset directory to write.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Shuffle seed (same seed, same splits).")
+@click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Shuffle seed (same seed, same splits).")
 @click.option("--split", "split_text", default="0.8,0.1,0.1", show_default=True,
               help="Train, validation and test shares, by file.")
-@click.option("--max-files", type=click.IntRange(min=1), help="Keep this many files after the shuffle (paper: 1000000).")
+@click.option("--max-files", type=ranges.count(), help="Keep this many files after the shuffle (paper: 1000000).")
 @click.option("--published", type=_DIR,
               help="The published dataset's commons_images/ directory: take its train/validation/test split "
                    "of each file instead of drawing one (files it lacks are left out).")
 @click.option("--category-filters", type=_FILE,
               help="More category patterns, one 'kind<TAB>regex' per line ('-kind' drops a built-in kind).")
 @click.option("--languages", default="en", show_default=True, help="Description language fallback, comma separated.")
-@click.option("--workers", type=click.IntRange(min=1), help="Parsing processes (default: CPUs less one).")
+@click.option("--workers", type=ranges.workers(), help="Parsing processes (default: CPUs less one).")
 @click.option("--decompressor", type=click.Choice(["auto", "parallel", "stdlib"]), default="auto", show_default=True,
               help="As for `labels build`.")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
@@ -127,8 +126,8 @@ def _echo_card(card: Any) -> None:
 @dataset.command("synthetic")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Dataset directory to write (with labels/, images/ and tiny-model.json).")
-@click.option("--files", "n_files", type=click.IntRange(min=20), default=1200, show_default=True, help="Files to generate.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the images and the split.")
+@click.option("--files", "n_files", type=ranges.count(20, 10**7), default=1200, show_default=True, help="Files to generate.")
+@click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Seed of the images and the split.")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
 @click.option("--text-signal", is_flag=True,
               help="Split the colour between picture and text: grey pictures for half the files, the colour "
@@ -154,7 +153,7 @@ def synthetic(out_dir: Path, n_files: int, seed: int, force: bool, text_signal: 
               help="The published dataset's directory (with commons_images/ and frequent_wikidata_items/).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Dataset directory to write (labels/, manifest, card, images/items/).")
-@click.option("--min-freq", type=click.IntRange(min=0), default=10, show_default=True,
+@click.option("--min-freq", type=ranges.count(0), default=10, show_default=True,
               help="The f the published items were filtered with (recorded, not applied again).")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
 def import_published_command(published_dir: Path, out_dir: Path, min_freq: int, force: bool) -> None:
@@ -171,14 +170,14 @@ def import_published_command(published_dir: Path, out_dir: Path, min_freq: int, 
 @dataset.command("reproduce-synthetic")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Working directory (synthetic data, its published-layout copy, runs, report.md).")
-@click.option("--files", "n_files", type=click.IntRange(min=60), default=1200, show_default=True,
+@click.option("--files", "n_files", type=ranges.count(60, 10**7), default=1200, show_default=True,
               help="Synthetic files.")
-@click.option("--epochs", type=click.IntRange(min=1), default=30, show_default=True, help="Epochs per model.")
-@click.option("--batch-size", type=click.IntRange(min=8), default=128, show_default=True,
+@click.option("--epochs", type=ranges.count(1, 100_000), default=30, show_default=True, help="Epochs per model.")
+@click.option("--batch-size", type=ranges.count(8, 65536), default=128, show_default=True,
               help="Batch of the rows the paper trained at 1,024; its 'BS 256' rows take a quarter of it. "
                    "1024 runs the paper's own sizes (give more --files).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the data and the training.")
-@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True, help="torch CPU threads.")
+@click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Seed of the data and the training.")
+@click.option("--threads", type=ranges.workers(), default=2, show_default=True, help="torch CPU threads.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
 def reproduce_synthetic_command(out_dir: Path, n_files: int, epochs: int, batch_size: int, seed: int, threads: int,
                                 progress: Optional[bool]) -> None:
@@ -199,10 +198,10 @@ def reproduce_synthetic_command(out_dir: Path, n_files: int, epochs: int, batch_
 @click.option("--data", "data_dir", required=True, type=_DIR, help="Dataset directory.")
 @click.option("--images", "images_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Shard directory (default: DATA/images).")
-@click.option("--width", type=int, default=330, show_default=True, help="Thumbnail width: a standard step.")
+@click.option("--width", type=click.IntRange(20, 3840), default=330, show_default=True, help="Thumbnail width: a standard step.")
 @click.option("--splits", default="train,validation,test", show_default=True, help="Splits to fetch.")
-@click.option("--limit", type=click.IntRange(min=1), help="Stop after this many downloads.")
-@click.option("--shard-size", type=click.IntRange(min=1), default=1000, show_default=True, help="Images per tar shard.")
+@click.option("--limit", type=ranges.count(), help="Stop after this many downloads.")
+@click.option("--shard-size", type=ranges.count(1, 10**7), default=1000, show_default=True, help="Images per tar shard.")
 @click.option("--retry-failed", is_flag=True, help="Also retry files recorded as unfetchable.")
 @click.option("--item-images", is_flag=True,
               help="Also fetch the label set's P18 item images into IMAGES/items/ (read by the fusion linker).")
@@ -254,9 +253,9 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 @click.option("--pretrained", help="Pretrained tag (default: linker.pretrained).")
 @click.option("--weights", help="Local weights file, or 'random' for a smoke run (default: linker.weights).")
 @click.option("--device", help="auto, cpu, cuda, cuda:N (default: linker.device).")
-@click.option("--threads", type=click.IntRange(min=0), help="CPU threads for torch (default: linker.threads).")
-@click.option("--epochs", type=click.IntRange(min=1), default=10, show_default=True, help="Most epochs to run.")
-@click.option("--batch-size", type=click.IntRange(min=2), default=1024, show_default=True, help="(File, item) rows per batch (cascade: files per batch, at most 256).")
+@click.option("--threads", type=ranges.workers(0), help="CPU threads for torch (default: linker.threads).")
+@click.option("--epochs", type=ranges.count(1, 100_000), default=10, show_default=True, help="Most epochs to run.")
+@click.option("--batch-size", type=ranges.count(2, 65536), default=1024, show_default=True, help="(File, item) rows per batch (cascade: files per batch, at most 256).")
 @click.option("--lr", type=float, default=1e-3, show_default=True, help="AdamW learning rate of the heads.")
 @click.option("--text-lr", type=float, default=1e-5, show_default=True, help="Learning rate of the text encoder (naive-te).")
 @click.option("--weight-decay", type=float, default=0.01, show_default=True, help="AdamW weight decay.")
@@ -270,29 +269,35 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
               help="Items this many hops above or below a file's item are targets too (0: exact items only).")
 @click.option("--hop-weight", type=float, default=0.5, show_default=True, help="Target weight per hop: hop_weight ** hops.")
 @click.option("--rescale/--no-rescale", default=True, show_default=True, help="Weight rows by inverse batch frequency.")
-@click.option("--val-per-epoch", type=click.IntRange(min=1), default=2, show_default=True, help="Validation passes per epoch.")
-@click.option("--patience", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--val-per-epoch", type=ranges.count(1, 1000), default=2, show_default=True, help="Validation passes per epoch.")
+@click.option("--patience", type=ranges.count(1, 100_000), default=4, show_default=True,
               help="Stop after this many validation passes without improvement.")
 @click.option("--select", default="R@10", show_default=True,
               help="Validation metric for early stopping and best.pt: R@1, R@5, R@10, R@100, DivR@10, mAP@10, "
                    "MRR or val_loss.")
-@click.option("--val-limit", type=click.IntRange(min=0), default=10_000, show_default=True,
+@click.option("--val-limit", type=ranges.count(0), default=10_000, show_default=True,
               help="Validation files ranked per pass (0: all).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of batches, initialisation and dropout.")
-@click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many steps in all (resumable).")
+@click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Seed of batches, initialisation and dropout.")
+@click.option("--max-steps", type=ranges.count(), help="Stop after this many steps in all (resumable).")
 @click.option("--resume", is_flag=True, help="Continue the run in --out where it stopped.")
 @click.option("--first-stage", type=_FILE,
               help="cascade: the trained first-stage checkpoint (naive-mlp or fusion best.pt) whose top candidates it re-ranks.")
-@click.option("--candidates", type=click.IntRange(min=2), help="cascade: candidates per file (default: cascade.candidates).")
+@click.option("--candidates", type=ranges.count(2, 10_000), help="cascade: candidates per file (default: cascade.candidates).")
 @click.option("--calibration", type=click.Choice(["platt", "isotonic"]), default="platt", show_default=True,
               help="cascade: how the verifier's match probability is calibrated on the validation files.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
+@click.option("--from-decisions", "from_decisions", type=_DIR,
+              help="Fine-tune the running checkpoint on a `dataset from-decisions` directory instead, judge it on "
+                   "the later held-out decisions, promote it only if it wins (docs/learning.md; learning.* settings).")
+@click.option("--promote/--no-promote", default=True, show_default=True,
+              help="--from-decisions: promote a challenger that wins (--no-promote: judge and keep only).")
 @click.pass_obj
 def train(obj: CliContext, linker_name: Optional[str], data_dir: Optional[Path], out_dir: Optional[Path],
           labels_dir: Optional[Path],
           images_dir: Optional[Path], cache_dir: Optional[str], model: Optional[str], pretrained: Optional[str],
           weights: Optional[str], device: Optional[str], threads: Optional[int], progress: Optional[bool],
-          first_stage: Optional[Path], candidates: Optional[int], calibration: str, **options: Any) -> None:
+          first_stage: Optional[Path], candidates: Optional[int], calibration: str,
+          from_decisions: Optional[Path] = None, promote: bool = True, **options: Any) -> None:
     """Train a linker's head on a dataset: AdamW, relaxed multi-positive contrastive loss
     with hop targets and inverse batch frequency (or hinge triplet), two validation passes
     per epoch, early stopping; writes self-describing checkpoints (best.pt is the one to use).
@@ -307,6 +312,11 @@ def train(obj: CliContext, linker_name: Optional[str], data_dir: Optional[Path],
     ctx = click.get_current_context()
     if ctx.invoked_subcommand is not None:
         return  # `train evidence`: the subcommand does the work
+    if from_decisions is not None:
+        from wikivel_bot.cli.learning import train_from_decisions
+
+        train_from_decisions(obj, from_decisions, promote, model=model, weights=weights, device=device, threads=threads)
+        return
     if linker_name is None or data_dir is None:
         # Not required=True: a subcommand runs without them.
         missing = "linker_name" if linker_name is None else "data_dir"
@@ -368,66 +378,3 @@ def _print_result(result: Any) -> None:
         shown = ", ".join(f"{k} {v:.4f}" for k, v in result.best_metrics.items())
         click.echo(f"best: {result.best} (step {position.best_step}; {shown})")
     click.echo(f"last: {result.last}")
-
-
-def evaluate_checkpoint_mode(obj: CliContext, *, checkpoint: Path, data: Optional[Path], split: str,
-                             labels: Optional[Path], images: Optional[Path], baselines: str, ks: Sequence[int],
-                             hops: Optional[Sequence[int]], report_dir: Optional[Path], limit: Optional[int],
-                             weights: Optional[str], device: Optional[str], fmt: str) -> str:
-    """The ``evaluate --checkpoint`` mode: score it and the baselines, write the report.
-
-    :returns: the text to print (Markdown tables, an HTML page, or JSON).
-    """
-    from wikivel_bot.evaluation import html_page
-    from wikivel_bot.train.evaluate import ALL_HOPS, evaluate_checkpoint
-    from wikivel_bot.train.report import (
-        deeper_table,
-        results_json,
-        table4,
-        write_report,
-    )
-
-    if data is None:
-        raise UsageError("evaluate --checkpoint needs the dataset: give --data DIR")
-    from wikivel_bot.linker.cascade.checkpoint import is_cascade_checkpoint
-
-    if is_cascade_checkpoint(checkpoint):
-        return _evaluate_cascade(obj, checkpoint, data, split, report_dir, limit, weights, device, fmt)
-    linker = obj.settings.linker
-    names = tuple(b.strip() for b in baselines.split(",") if b.strip())
-    run = evaluate_checkpoint(
-        checkpoint, data, split=split, labels=str(labels or ""), images=str(images or ""),
-        weights=linker.weights if weights is None else weights, device=device or linker.device,
-        cache_dir=linker.cache_dir, baselines=names, ks=ks, hops=hops or ALL_HOPS, limit=limit,
-        progress=_show(None),
-    )
-    if report_dir is not None:
-        written = write_report(run, report_dir)
-        click.echo(f"wrote {', '.join(str(p) for p in written.values())}", err=True)
-    if fmt == "json":
-        return json.dumps(results_json(run), indent=2) + "\n"
-    if fmt == "html":
-        return html_page([table4(run), deeper_table(run)], title="wikivel-bot evaluation")
-    return table4(run).markdown() + "\n" + deeper_table(run).markdown()
-
-
-def _evaluate_cascade(obj: CliContext, checkpoint: Path, data: Path, split: str, report_dir: Optional[Path],
-                      limit: Optional[int], weights: Optional[str], device: Optional[str], fmt: str) -> str:
-    """``evaluate --checkpoint`` for a cascade: zero-shot, its first stage and the cascade, and the verifier."""
-    import dataclasses as dc
-
-    from wikivel_bot.train.cascade_eval import compare_cascade, comparison_markdown, write_reliability_plot
-
-    linker = obj.settings.linker
-    result = compare_cascade(checkpoint, data, split=split, weights=linker.weights if weights is None else weights,
-                             device=device or linker.device, cache_dir=linker.cache_dir, limit=limit)
-    text = comparison_markdown(result)
-    if report_dir is not None:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        (report_dir / "cascade.md").write_text(text, encoding="utf-8")
-        plot = write_reliability_plot(result, report_dir / "reliability.png")
-        click.echo(f"wrote {report_dir / 'cascade.md'}, {plot}", err=True)
-    if fmt == "json":
-        doc = dc.asdict(result)
-        return json.dumps(doc, indent=2) + "\n"
-    return text

@@ -12,6 +12,7 @@ from typing import Optional
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.train import _echo_card as echo_card
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -20,8 +21,8 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.command("synthetic-evidence")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Dataset directory to write (as `dataset synthetic`, plus evidence.jsonl and evidence_items.jsonl).")
-@click.option("--files", "n_files", type=click.IntRange(min=20), default=1200, show_default=True, help="Files to generate.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the images, the evidence and the split.")
+@click.option("--files", "n_files", type=ranges.count(20, 10**7), default=1200, show_default=True, help="Files to generate.")
+@click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Seed of the images, the evidence and the split.")
 @click.option("--category", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="Share of files with a category linked to the item they depict.")
 @click.option("--category-label", type=click.FloatRange(0, 1), default=0.1, show_default=True,
@@ -36,7 +37,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               help="Share of leaf items held out of the label set: only evidence can name them.")
 @click.option("--records", "records_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write candidate records for `train evidence`, with SIMULATED image scores.")
-@click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--top-k", type=ranges.TOP_K, default=10, show_default=True,
               help="--records: the image's candidates per file (evidence items are added).")
 @click.option("--force", is_flag=True, help="Replace a dataset already in --out.")
 def synthetic_evidence(out_dir: Path, n_files: int, seed: int, category: float, category_label: float, link: float,
@@ -73,7 +74,7 @@ def synthetic_evidence(out_dir: Path, n_files: int, seed: int, category: float, 
               help="L2 penalty on the standardised weights.")
 @click.option("--held-out", type=click.FloatRange(0, 1, max_open=True), default=0.25, show_default=True,
               help="Share of files kept out of the fit to check the calibration on.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Which files are held out.")
+@click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Which files are held out.")
 @click.option("--synthetic/--not-synthetic", default=None,
               help="Say whether the records are generated (default: what their header says).")
 def train_evidence(records_path: Path, out_path: Path, l2: float, held_out: float, seed: int,

@@ -8,6 +8,7 @@ write request can leave the process whatever happens after.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Optional, Tuple
 
@@ -32,7 +33,7 @@ def _echo(lines: Any) -> None:
 
 
 @click.command("write")
-@click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
+@click.option("--batch-size", type=click.IntRange(1, 1000), metavar="N",
               help="Approved pairs claimed at a time (default: write.batch_size).")
 @click.option("--dry-run", is_flag=True,
               help="Simulate: pywikibot's simulate blocks every write request. The outcome is "
@@ -70,6 +71,11 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
 
     for dead, n in free_dead_local_claims(store).items():
         click.echo(f"released {n} claims of {dead} (that process is gone)", err=True)
+    if not follow and not store.counts()["candidates"].get("approved") and not store.owed_follow_ups(limit=1):
+        # Nothing a human approved (and no later decision to honour): no site to open, no
+        # batch id to hand out.
+        click.echo("nothing approved: nothing to write, no batch created")
+        return
 
     from wikivel_bot.commons.site import open_items
     from wikivel_bot.labels import default_label_set
@@ -79,7 +85,9 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
     # The safety rules as configured now: a pair approved before a rule change is refused.
     writer = w.StatementWriter(site, w.new_batch_id(), w.hierarchy_lookup(label_set, items), repo=repo,
                                tags=settings.write.tags, dry_run=dry,
-                               safety=w.safety_check(settings.safety, label_set, items))
+                               safety=w.safety_check(settings.safety, label_set, items),
+                               # Never an edit later than a third of the lease after its last check.
+                               fresh_s=settings.db.claim_lease_s / 3)
     counters = write_loop.WriteCounters(batch_id=writer.batch_id)
     worker = worker_name("write")
     size = batch_size or settings.write.batch_size
@@ -98,6 +106,8 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
     finally:
+        if not counters.claimed:
+            counters.batch_id = ""  # a batch that wrote nothing is not one: no id to revert
         _echo(counters.lines())
         waiting = _waiting_note(store, dry)
         if waiting:
@@ -142,6 +152,7 @@ def revert(obj: CliContext, batch_id: str, dry_run: bool) -> None:
     from wikivel_bot.queue.revert_queries import RevertQueue
 
     queue = RevertQueue(store)
+    _check_batch(queue, batch_id)
     site, _repo = _open_site(obj)
     reverter = r.StatementReverter(site, tags=settings.write.tags, dry_run=dry)
     counters = r.RevertCounters(batch_id=batch_id)
@@ -151,3 +162,24 @@ def revert(obj: CliContext, batch_id: str, dry_run: bool) -> None:
         click.echo("interrupted", err=True)
     finally:
         _echo(counters.lines())
+
+
+# What ``write`` prints as its batch: b-YYYYMMDDHHMMSS-xxxx (``commons.writer.new_batch_id``).
+BATCH_ID = re.compile(r"b-\d{14}-[0-9a-f]{4}")
+
+
+def _check_batch(queue: Any, batch_id: str) -> None:
+    """The batch must be in the audit trail before the wiki is opened or anything counted, so
+    a wrong id (``BATCH_ID`` copied from the README) is one error line, not zero counts first.
+
+    :raises NotFound: no such batch; the message says what a batch id looks like.
+    """
+    from wikivel_bot.errors import NotFound
+
+    try:
+        queue.written_statements(batch_id)
+    except NotFound as exc:
+        if BATCH_ID.fullmatch(batch_id):
+            raise
+        raise NotFound(f"{exc}: a batch id looks like b-20260101120000-1a2b, "
+                       "the 'batch b-...' line `wikivel-bot write` printed (also in `audit`)") from None

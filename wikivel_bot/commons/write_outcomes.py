@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from wikivel_bot.commons.one_shot import LagRefused, Unanswered
 from wikivel_bot.errors import WikiError
 from wikivel_bot.types import Failed
 
@@ -106,6 +107,12 @@ def classify(exc: BaseException) -> Optional[ErrorKind]:
     if isinstance(exc, OSError):
         # requests' ConnectionError and friends: the network, not the wiki, failed.
         return ErrorKind(TRANSIENT, f"network: {type(exc).__name__}: {_text(exc)}", "network")
+    if isinstance(exc, LagRefused):
+        # Still lagged after the writer's own waits (commons.edit_send): nothing applied.
+        return ErrorKind(TRANSIENT, _text(exc), "maxlag")
+    if isinstance(exc, Unanswered):
+        # No answer and the statements are not on the page: not applied, tried again later.
+        return ErrorKind(TRANSIENT, f"server: {_text(exc)}", "server")
     if isinstance(exc, WikiError):
         # Our own translated errors, e.g. Wikidata lookups for the hierarchy check.
         return ErrorKind(TRANSIENT, f"wiki: {_text(exc)}", "wiki")

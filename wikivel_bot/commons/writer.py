@@ -1,49 +1,66 @@
-"""The writer: adds human-approved depicts (P180) statements to Commons files.
+"""The writer: adds human-approved depicts (P180) statements to Commons files, one edit per file.
 
-One approved (file, item) pair at a time, :class:`StatementWriter` does::
+For the approved pairs of one file (a *group*), :class:`StatementWriter` does::
 
     re-read      the file page (exists? edit-protected for us? {{bots}}/{{nobots}}) and its
                  MediaInfo entity (statements, fresh revision id for baserevid)
-    plan         core.edit_rules.plan_edit: skip when present, a more specific item is
-                 present, opted out, protected or deleted
+    check        each pair still this writer's (``still_ours``: approved, the same decision,
+                 claimed by us); a pair that is not is dropped as ``Lost`` (nothing recorded)
+    plan         per pair, core.edit_rules.plan_edit: skip when present, a more specific
+                 item is present, opted out, protected or deleted; a present item this bot
+                 added in an edit whose answer was lost is recovered (see below)
     re-check     the current safety rules (``safety``): a pair approved before a rule
                  change whose item the rules now withhold is skipped with the rule's reason
                  (``withheld by the safety rules: ...``), recorded and audited like any skip
-    write        MediaInfo.addClaim(P180 → item, preferred rank for "prominent") with
-                 baserevid, bot=True, the summary (approver, version, batch) and change tags
+    throttle     wait out pywikibot's put throttle (``edit_group.wait_put_throttle``)
+    last check   ``still_ours`` again for every pair left: the last thing before the request
+                 leaves, so a reject that arrived during the throttle wait drops its pair;
+                 made again when more than ``fresh_s`` passed since (``edit_send``)
+    write        one ``wbeditentity`` with every remaining statement (preferred rank for
+                 "prominent"), baserevid from the re-read, bot=True, the summary (every item
+                 with its label, approvers, version, batch) and tags — sent once, never
+                 resent by pywikibot: a late answer is settled by re-reading the file for
+                 the statement GUIDs, a maxlag answer by waiting and checking again
+                 (:mod:`wikivel_bot.commons.edit_send`)
 
-and returns the outcome as a value: ``Written`` / ``Skipped`` / ``Failed`` / ``DryRun``
-(errors mapped in :mod:`wikivel_bot.commons.write_outcomes`). maxlag (``write_maxlag``) and
-the edit rate (``put_throttle``) are pywikibot's: every write request goes through its
-throttle and carries its maxlag, so the operator's ``user-config.py`` governs both.
+and returns each pair's outcome as a value: ``Written`` (the group's statements share the
+edit's revision, each has its own GUID) / ``Skipped`` / ``Failed`` / ``DryRun`` / ``Lost``
+(errors mapped in :mod:`wikivel_bot.commons.write_outcomes`). An edit conflict (someone
+edited the file between the re-read and the edit) re-reads and retries the group at once,
+up to :data:`CONFLICT_TRIES` times, before it becomes a transient failure. maxlag
+(``write_maxlag``) and the edit rate (``put_throttle``) are pywikibot's, so the operator's
+``user-config.py`` governs both.
 
 Dry-run is pywikibot's ``config.simulate``, which blocks every write action at the lowest
 layer (``Request._simulate``). :func:`enable_dry_run` sets it; a dry-run writer also checks it
 right before each write and refuses (:class:`WriteRefused`) if it was switched off, so no
 caller can turn a dry run into real edits. The reverse holds too: whenever simulate is on,
-the outcome is ``DryRun``, never a fake ``Written``.
+every pair of the group is ``DryRun``, never a fake ``Written``.
 
-Duplicates after a crash: the API may accept a statement and the process die before the
-queue records it. The re-read before every write is the guard: on restart the item is
-already present, so nothing is written again, and :meth:`StatementWriter._recover` looks in
-the page history for this bot's own revision adding that item, to record the lost write as
-``Written`` with its statement GUID (so the audit trail and ``revert`` still know it).
+Duplicates after a crash: the API may accept the edit and the process die before the queue
+records it. The re-read before every write is the guard: on restart the items are already
+present, so nothing is written again, and ``edit_group.History`` finds this bot's own
+revision that added them, to record each lost pair as ``Written`` with its statement GUID
+(so the audit trail and ``revert`` still know it).
 
-The loop over the queue (claim, write, record, count) is :mod:`wikivel_bot.commons.write_loop`.
+The loop over the queue (claim whole files, write each group, record, count) is
+:mod:`wikivel_bot.commons.write_loop`.
 """
 
 from __future__ import annotations
 
-import re
 import secrets
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from wikivel_bot import __version__
-from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of, parse_entity
-from wikivel_bot.commons.write_outcomes import WriteStopped, failure_for
-from wikivel_bot.core.edit_rules import MAX_HOPS, AncestorLookup, edit_summary, plan_edit
+from wikivel_bot.commons.edit_group import History, Lost, new_statement, statement_guid
+from wikivel_bot.commons.edit_send import Sent, send_group
+from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of
+from wikivel_bot.commons.write_outcomes import WriteStopped, classify, failure_for
+from wikivel_bot.core.edit_rules import MAX_HOPS, AncestorLookup, SummaryItem, group_summary, plan_edit, summary_fits
 from wikivel_bot.core.item_view import fetched_items
 from wikivel_bot.core.evidence_view import shown_evidence
 from wikivel_bot.core.safety import ItemCheck, item_check, rules_from
@@ -51,20 +68,19 @@ from wikivel_bot.errors import LeaseLost, WikiError
 from wikivel_bot.types import ApprovedEdit, DryRun, Failed, MediaFile, Skipped, Written
 
 Outcome = Union[Written, Skipped, Failed, DryRun]
+# One pair's result in a group: an outcome to record, or Lost (not this writer's any more).
+PairResult = Tuple[ApprovedEdit, Union[Outcome, Lost]]
 
-# Page revisions searched for this bot's own lost write (see _recover).
-RECOVERY_DEPTH = 50
+# Edit conflicts met by one group before it becomes a transient failure: each try re-reads.
+CONFLICT_TRIES = 3
 # The reason's first words when the current safety rules refuse an approved pair (the
 # write counters group skips by them).
 WITHHELD = "withheld by the safety rules"
 
 __all__ = [
-    "StatementWriter", "WriteRefused", "WriteStopped", "enable_dry_run", "guard_simulate", "hierarchy_lookup",
-    "new_batch_id", "safety_check",
+    "CONFLICT_TRIES", "Lost", "PairResult", "StatementWriter", "WriteRefused", "WriteStopped",
+    "enable_dry_run", "guard_simulate", "hierarchy_lookup", "new_batch_id", "safety_check",
 ]
-
-# "(wikivel-bot 0.1.0, batch b-20240502090000-fa17)" at the end of every summary.
-_BATCH_IN_SUMMARY = re.compile(r"\bbatch (b-\d{14}-[0-9a-f]{4})\b")
 
 
 class WriteRefused(WikiError):
@@ -117,7 +133,7 @@ class _Now:
 
 
 class StatementWriter:
-    """Writes one approved pair at a time; see the module docstring.
+    """Writes the approved pairs of one file as one edit; see the module docstring.
 
     :param site: the Commons ``DataSite`` (``commons.site.open_site``), logged in or able to.
     :param batch_id: named in every summary (:func:`new_batch_id`).
@@ -129,12 +145,16 @@ class StatementWriter:
     :param max_hops: how far below the approved item a present item counts as more specific.
     :param safety: the current safety rules as one check (``core.safety.item_check`` with
         the label set and Wikidata for other items); None checks nothing.
+    :param fresh_s: the longest time between the last check and the request leaving (a
+        fixed fraction of the claim lease: a third); older, the writer checks again.
+    :param monotonic: the clock ``fresh_s`` is measured with.
     """
 
     def __init__(self, site: Any, batch_id: str, ancestors_of: AncestorLookup, *,
                  repo: Any = None, tags: Sequence[str] = (), dry_run: bool = False,
                  version: str = __version__, max_hops: int = MAX_HOPS,
-                 safety: Optional[ItemCheck] = None) -> None:
+                 safety: Optional[ItemCheck] = None, fresh_s: float = 300.0,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         if dry_run:
             enable_dry_run()
         self.site = site
@@ -146,44 +166,74 @@ class StatementWriter:
         self.version = version
         self.max_hops = max_hops
         self.safety = safety
+        self.fresh_s = fresh_s
+        self.monotonic = monotonic
+        # What the last write_group's edit left to clean up (twin statements it created).
+        self.sent = Sent()
 
-    def write(self, edit: ApprovedEdit, still_ours: Optional[Callable[[], bool]] = None) -> Outcome:
-        """Re-read the file, then add ``P180 = edit.qid`` unless the rules say skip.
+    def write_group(self, edits: Sequence[ApprovedEdit],
+                    still_ours: Optional[Callable[[int], bool]] = None) -> List[PairResult]:
+        """Re-read the file, then add every pair's ``P180 = qid`` the rules allow, in one edit.
 
-        :param edit: the approved pair (``attempts`` makes retry delays grow).
-        :param still_ours: asked right before the edit request (after the re-read): whether
-            this writer still holds the pair (``Store.confirm_claim``). False stops the edit.
+        :param edits: approved pairs of one file (:meth:`groups` splits a file's pairs into
+            groups whose summary fits).
+        :param still_ours: asked with a pair's candidate id after the re-read and again right
+            before the edit request leaves: whether this writer still holds the pair, approved
+            (``Store.confirm_claim``). A pair it says no for is ``Lost`` and left out.
+        :return: (pair, outcome) for every pair, in the order given.
         :raises WriteRefused: dry run requested but simulate is off.
         :raises WriteStopped: the account cannot edit at all (blocked, logged out, ...).
+        """
+        if len({e.page_id for e in edits}) > 1:
+            raise ValueError("a group is the pairs of one file")
+        done: Dict[int, Union[Outcome, Lost]] = {}
+        self.sent = Sent()
+        for attempt in range(1, CONFLICT_TRIES + 1):
+            todo = [e for e in edits if e.candidate_id not in done]
+            if not todo:
+                break
+            try:
+                self._attempt(todo, still_ours, done)
+                break
+            except (WriteRefused, WriteStopped):
+                raise
+            except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
+                found = classify(exc)
+                if found is not None and found.code == "editconflict" and attempt < CONFLICT_TRIES:
+                    continue  # someone edited the file since the re-read: read it again
+                for edit in todo:
+                    if edit.candidate_id not in done:
+                        done[edit.candidate_id] = failure_for(exc, edit.attempts)
+                break
+        return [(e, done[e.candidate_id]) for e in edits]
+
+    def write(self, edit: ApprovedEdit, still_ours: Optional[Callable[[], bool]] = None) -> Outcome:
+        """One pair as a group of one (:meth:`write_group`).
+
         :raises LeaseLost: ``still_ours`` said no: nothing was written.
         """
-        try:
-            self._login()
-            now = self._read(edit)
-            # Before anything is decided from the re-read (a skip or a recovered write is
-            # recorded too): a pair another writer took over is that writer's to handle.
-            if still_ours is not None and not still_ours():
-                raise LeaseLost(f"{edit.mid} {edit.qid}: another writer holds it now")
-            plan = plan_edit(now.media, edit.qid, self.ancestors_of, exists=now.exists,
-                             max_hops=self.max_hops)
-            if not plan.write:
-                if now.media is not None and edit.qid in {d.qid for d in now.media.depicts}:
-                    recovered = self._recover(edit, now)
-                    if recovered is not None:
-                        return recovered
-                return Skipped(str(plan.reason))
-            # After the re-read: a statement an earlier attempt wrote before a rule change is
-            # recovered above (the audit trail and `revert` must know it), not refused.
-            refusal = self._refusal(edit, now)
-            if refusal:
-                return Skipped(refusal)
-            if still_ours is not None and not still_ours():
-                raise LeaseLost(f"{edit.mid} {edit.qid}: another writer holds it now")
-            return self._add(edit, now)
-        except (WriteRefused, WriteStopped, LeaseLost):
-            raise
-        except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
-            return failure_for(exc, edit.attempts)
+        ask = (lambda _candidate_id: still_ours()) if still_ours is not None else None
+        ((_, outcome),) = self.write_group([edit], ask)
+        if isinstance(outcome, Lost):
+            raise LeaseLost(outcome.reason)
+        return outcome
+
+    def groups(self, edits: Sequence[ApprovedEdit]) -> List[List[ApprovedEdit]]:
+        """``edits`` split into one group per edit: per file (in the order of each file's
+        first pair), and within a file as many pairs as one summary can name in full."""
+        by_file: Dict[int, List[ApprovedEdit]] = {}
+        for edit in edits:
+            by_file.setdefault(edit.page_id, []).append(edit)
+        out: List[List[ApprovedEdit]] = []
+        for pairs in by_file.values():
+            group: List[ApprovedEdit] = []
+            for edit in pairs:
+                if group and not summary_fits(*self._summary_parts([*group, edit])):
+                    out.append(group)
+                    group = []
+                group.append(edit)
+            out.append(group)
+        return out
 
     @property
     def simulates(self) -> bool:
@@ -193,11 +243,54 @@ class StatementWriter:
 
         return self.dry_run or bool(config.simulate)
 
-    def summary(self, edit: ApprovedEdit) -> str:
-        """The edit summary for ``edit`` in this batch."""
-        return edit_summary(edit.qid, edit.reviewer, self.version, self.batch_id, edit.prominent)
+    def summary(self, edits: Sequence[ApprovedEdit]) -> str:
+        """The edit summary for adding ``edits`` (pairs of one file) in this batch."""
+        return group_summary(*self._summary_parts(edits))
+
+    def _summary_parts(self, edits: Sequence[ApprovedEdit]) -> Tuple[Any, ...]:
+        items = [SummaryItem(e.qid, e.label, e.prominent) for e in edits]
+        return items, [e.reviewer for e in edits], self.version, self.batch_id
 
     # -- steps ---------------------------------------------------------------------------
+
+    def _attempt(self, todo: List[ApprovedEdit], still_ours: Optional[Callable[[int], bool]],
+                 done: Dict[int, Union[Outcome, Lost]]) -> None:
+        """One try at the group: re-read, check, plan, write; outcomes go into ``done``."""
+        self._login()
+        now = self._read(todo[0].page_id)
+        # Before anything is decided from the re-read (a skip or a recovered write is recorded
+        # too): a pair another writer took over is that writer's to handle.
+        todo = self._still_ours(todo, still_ours, done)
+        history = History(self.site, todo[0].page_id) if todo else None
+        to_write = []
+        for edit in todo:
+            plan = plan_edit(now.media, edit.qid, self.ancestors_of, exists=now.exists,
+                             max_hops=self.max_hops)
+            if not plan.write:
+                recovered = self._recover(edit, now, history) if now.media is not None else None
+                done[edit.candidate_id] = recovered or Skipped(str(plan.reason))
+                continue
+            # After the re-read: a statement an earlier attempt wrote before a rule change is
+            # recovered above (the audit trail and `revert` must know it), not refused.
+            refusal = self._refusal(edit, now)
+            if refusal:
+                done[edit.candidate_id] = Skipped(refusal)
+                continue
+            to_write.append(edit)
+        if to_write:
+            self._add(to_write, now, still_ours, done)
+
+    def _still_ours(self, edits: List[ApprovedEdit], still_ours: Optional[Callable[[int], bool]],
+                    done: Dict[int, Union[Outcome, Lost]]) -> List[ApprovedEdit]:
+        """The pairs this writer still holds; the others are marked ``Lost``."""
+        kept = []
+        for edit in edits:
+            if still_ours is None or still_ours(edit.candidate_id):
+                kept.append(edit)
+            else:
+                done[edit.candidate_id] = Lost(
+                    f"{edit.mid} {edit.qid}: no longer approved and held by this writer")
+        return kept
 
     def _refusal(self, edit: ApprovedEdit, now: _Now) -> str:
         """Why the current safety rules refuse the pair ("" when they allow it): the item
@@ -214,11 +307,11 @@ class StatementWriter:
         if not self.site.logged_in():
             self.site.login()
 
-    def _read(self, edit: ApprovedEdit) -> _Now:
+    def _read(self, page_id: int) -> _Now:
         import pywikibot
 
         # By page id, not title: a file renamed since it was queued is still the same page.
-        pages = list(self.site.load_pages_from_pageids([edit.page_id]))
+        pages = list(self.site.load_pages_from_pageids([page_id]))
         if not pages or not pages[0].exists():
             return _Now(exists=False)
         page = pywikibot.FilePage(pages[0])
@@ -228,7 +321,7 @@ class StatementWriter:
         mediainfo.get(force=True)
         statements = [c.toJSON() for c in mediainfo.statements.get(DEPICTS, [])]
         media = MediaFile(
-            page_id=edit.page_id, title=page.title(),
+            page_id=page_id, title=page.title(),
             depicts=depicts_of({"statements": {DEPICTS: statements}}),
             revid=int(mediainfo.latest_revision_id or 0),
             # pywikibot maps the edit protection level to the right that passes it.
@@ -238,74 +331,30 @@ class StatementWriter:
         )
         return _Now(exists=True, media=media, mediainfo=mediainfo)
 
-    def _add(self, edit: ApprovedEdit, now: _Now) -> Outcome:
-        import pywikibot
+    def _add(self, edits: List[ApprovedEdit], now: _Now, still_ours: Optional[Callable[[int], bool]],
+             done: Dict[int, Union[Outcome, Lost]]) -> None:
+        mediainfo = now.mediainfo
+        # The same GUIDs at every attempt (edit_group.statement_guid): a retry never adds a
+        # second statement when the first edit is applied late.
+        claims = {e.candidate_id: new_statement(self.repo, mediainfo.getID(), e.qid, e.prominent,
+                                                statement_guid(mediainfo.getID(), e.qid, e.candidate_id,
+                                                               e.written_before))
+                  for e in edits}
+        self.sent = send_group(self, edits, mediainfo, claims,
+                               lambda left: self._still_ours(left, still_ours, done), done,  # type: ignore[arg-type]
+                               lambda: guard_simulate(self.dry_run))
 
-        claim = pywikibot.Claim(self.repo, DEPICTS, datatype="wikibase-item")
-        claim.setTarget(pywikibot.ItemPage(self.repo, edit.qid))
-        if edit.prominent:
-            claim.setRank("preferred")  # "prominent" in the Commons UI
-        summary = self.summary(edit)
-        # Checked as late as possible: nothing between here and the request can flip it.
-        simulate = guard_simulate(self.dry_run)
-        now.mediainfo.addClaim(claim, bot=True, summary=summary,
-                               tags="|".join(self.tags) or None)
-        if simulate:
-            return DryRun(summary)
-        return Written(revid=int(now.mediainfo.latest_revision_id), statement_id=str(claim.snak))
-
-    def _recover(self, edit: ApprovedEdit, now: _Now) -> Optional[Written]:
-        """This bot's own earlier write of ``edit.qid`` whose answer was lost, or None.
-
-        Looks for a recent revision by this account whose summary adds the item, takes the
-        P180 statement it added (its content minus its parent's) and returns it as
-        ``Written`` if that exact statement is still there with the same item. Costs one
-        small request, two more only when such a revision exists.
-        """
-        user = self.site.username()
-        if not user:
-            return None
+    def _recover(self, edit: ApprovedEdit, now: _Now, history: Optional[History]) -> Optional[Written]:
+        """This bot's own earlier write of ``edit.qid`` whose answer was lost, or None
+        (``edit_group.History``: one small request per group, two more only when such a
+        revision exists)."""
         present = {
-            c.snak for c in now.mediainfo.statements.get(DEPICTS, [])
+            c.snak: c.getRank() for c in now.mediainfo.statements.get(DEPICTS, [])
             if getattr(c.getTarget(), "id", None) == edit.qid
         }
-        marker = f"[[d:{edit.qid}|{edit.qid}]]"
-        ours = self._revisions(pageids=edit.page_id, rvuser=user, rvprop="ids|comment",
-                               rvlimit=RECOVERY_DEPTH)
-        for revision in ours:
-            comment = revision.get("comment", "")
-            if marker not in comment or "wikivel-bot" not in comment or not revision.get("parentid"):
-                continue
-            pair = {r["revid"]: r for r in self._revisions(
-                revids=f"{revision['revid']}|{revision['parentid']}", rvprop="ids|content",
-                rvslots="mediainfo")}
-            added = _guids(pair.get(revision["revid"], {}), edit.qid) - _guids(
-                pair.get(revision["parentid"], {}), edit.qid)
-            for guid in sorted(added & present):
-                made_by = _BATCH_IN_SUMMARY.search(comment)
-                return Written(revid=int(revision["revid"]), statement_id=guid,
-                               batch_id=made_by.group(1) if made_by else "")
-        return None
-
-    def _revisions(self, **params: Any) -> List[Dict[str, Any]]:
-        """``prop=revisions`` entries (formatversion 2) of the pages asked for, all pages."""
-        data = self.site.simple_request(action="query", prop="revisions", formatversion=2,
-                                        **params).submit()
-        return [r for page in data.get("query", {}).get("pages", [])
-                for r in page.get("revisions", [])]
-
-
-def _guids(revision: Mapping[str, Any], qid: str) -> set:
-    """GUIDs of the P180 statements naming ``qid`` in one revision's mediainfo slot."""
-    slot = (revision.get("slots") or {}).get("mediainfo") or {}
-    statements = parse_entity(slot.get("content") or slot.get("*")).get("statements")
-    group = statements.get(DEPICTS) if isinstance(statements, dict) else None
-    found = set()
-    for statement in group if isinstance(group, list) else []:
-        named = depicts_of({"statements": {DEPICTS: [statement]}})
-        if named and named[0].qid == qid and isinstance(statement.get("id"), str):
-            found.add(statement["id"])
-    return found
+        found = history.recover(edit.qid, set(present)) if present and history is not None else None
+        # The rank it has now: a later decision asking for another one is owed a follow-up.
+        return replace(found, rank=present[found.statement_id]) if found is not None else None
 
 
 def hierarchy_lookup(label_set: Any, items: Any = None, max_hops: int = MAX_HOPS) -> AncestorLookup:

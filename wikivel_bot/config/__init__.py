@@ -16,7 +16,7 @@ Callers import from here; the two modules import each other's names directly, ne
 
 from __future__ import annotations
 
-from wikivel_bot.config.loading import load_settings, settings_as_toml
+from wikivel_bot.config.loading import load_settings, settings_as_toml, settings_sources
 from wikivel_bot.config.sections import (
     BackfillSettings,
     CascadeSettings,
@@ -25,6 +25,7 @@ from wikivel_bot.config.sections import (
     EvidenceSettings,
     FetchSettings,
     LabelsSettings,
+    LearningSettings,
     LinkerSettings,
     PollSettings,
     ReviewSettings,
@@ -43,6 +44,7 @@ __all__ = [
     "EvidenceSettings",
     "FetchSettings",
     "LabelsSettings",
+    "LearningSettings",
     "LinkerSettings",
     "PollSettings",
     "ReviewSettings",
@@ -53,4 +55,5 @@ __all__ = [
     "WriteSettings",
     "load_settings",
     "settings_as_toml",
+    "settings_sources",
 ]

@@ -10,6 +10,7 @@ the wiki or the database.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 import typing
@@ -19,11 +20,14 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 from wikivel_bot.config.sections import Settings
 from wikivel_bot.core.evidence import IdentifierRule, rules_from_table
 from wikivel_bot.core.secrets import redact_secrets
-from wikivel_bot.errors import ConfigError
+from wikivel_bot.errors import ConfigError, WikivelError
 
 DEFAULT_CONFIG_FILE = "wikivel.toml"
 ENV_PREFIX = "WIKIVEL_"
 CONFIG_PATH_VARIABLE = "WIKIVEL_CONFIG"
+# The web's two secrets (web/secrets_file.py): read there, never settings, never shown.
+OAUTH_SECRET_VARIABLE = "WIKIVEL_OAUTH_CLIENT_SECRET"
+SESSION_SECRET_VARIABLE = "WIKIVEL_SESSION_SECRET"
 
 
 def load_settings(
@@ -62,7 +66,7 @@ def load_settings(
         # WIKIVEL_TEST_* belong to the test suite, WIKIVEL_CONFIG names the file itself.
         if not name.startswith(ENV_PREFIX) or name.startswith(ENV_PREFIX + "TEST_"):
             continue
-        if name == CONFIG_PATH_VARIABLE:
+        if name in (CONFIG_PATH_VARIABLE, OAUTH_SECRET_VARIABLE, SESSION_SECRET_VARIABLE):
             continue
         section, key = _split_env_name(name, sections)
         value = _coerce_env(sections[section], section, key, text, name)
@@ -71,9 +75,29 @@ def load_settings(
         values[section][key] = value
         origins[(section, key)] = f"environment variable {name}"
     built = {name: cls(**values[name]) for name, cls in sections.items()}
-    settings = Settings(**built, source=source)
+    settings = Settings(**built, source=source,
+                        origins=tuple((f"{section}.{key}", where) for (section, key), where in origins.items()))
     _validate(settings, origins)
-    return settings
+    return _with_running_model(settings)
+
+
+def _with_running_model(settings: Settings) -> Settings:
+    """The checkpoint promoted in ``learning.models_dir`` (docs/learning.md) replaces
+    ``linker.checkpoint``, so every path that builds a linker runs (and names) the promoted
+    model; without a models directory, or before any promotion, nothing changes."""
+    if not settings.learning.models_dir:
+        return settings
+    from wikivel_bot.learning.registry import running_checkpoint, running_linker
+
+    try:
+        running = running_checkpoint(settings.learning.models_dir)
+        linker = running_linker(settings.learning.models_dir)
+    except WikivelError as exc:
+        raise ConfigError(f"learning.models_dir: {exc}") from None
+    if running is None:
+        return settings
+    # A head learned over a zero-shot linker's embeddings runs as the variant it was saved as.
+    return settings.replace("linker", checkpoint=str(running), **({"name": linker} if linker else {}))
 
 
 # Switches that only ever turn on: once any source says true, a later one cannot say false
@@ -95,39 +119,54 @@ def _between(low: float, high: float) -> Tuple[Callable[[Any], bool], str]:
 # Every numeric setting and the range it must be in: checked at load, with the key's name
 # and where the value came from, before anything touches the wiki or the database.
 NUMERIC_RULES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
-    "db.claim_lease_s": _at_least(10),
-    "poll.interval_s": _at_least(1),
-    "poll.min_width": _at_least(0),
-    "poll.min_height": _at_least(0),
-    "poll.max_existing_depicts": _at_least(0),
+    # Upper bounds are what the code behind a key can hold (a timedelta, a sleep, a LIMIT)
+    # and far beyond any sensible value: 99999999999999999999 is one line, not a traceback.
+    "db.claim_lease_s": _between(10, 7 * 86400),
+    "poll.interval_s": _between(1, 86400),
+    "poll.min_width": _between(0, 1_000_000),
+    "poll.min_height": _between(0, 1_000_000),
+    "poll.max_existing_depicts": _between(0, 10_000),
     "poll.batch_size": _between(1, 5000),
     "fetch.thumb_width": ((lambda v: v in THUMB_STEPS),
                           "one of Commons' thumbnail steps " + ", ".join(map(str, THUMB_STEPS))),
-    "fetch.timeout_s": ((lambda v: v > 0), "more than 0"),
+    "fetch.timeout_s": ((lambda v: 0 < v <= 3600), "more than 0 and at most 3600"),
     "fetch.retries": _between(0, 20),
     "fetch.max_connections": _between(1, 64),
-    "fetch.max_bytes": _at_least(1),
+    "fetch.max_bytes": _between(1, 10**11),
     "fetch.batch_size": _between(1, 50),
     "linker.threads": _between(0, 1024),
     "linker.top_k": _between(1, 1000),
-    # linker.min_score is not bounded: trained heads score on their own scale.
-    "linker.ancestor_margin": _at_least(0),
+    # linker.min_score has no range: trained heads score on their own scale (only finite).
+    "linker.min_score": ((lambda v: True), "a finite number"),
+    "linker.ancestor_margin": _between(0, 1e6),
     "linker.batch_size": _between(1, 4096),
     "write.batch_size": _between(1, 1000),
     "write.max_attempts": _between(1, 100),
-    "daemon.link_interval_s": _at_least(1),
-    "daemon.maintenance_interval_s": _at_least(1),
+    "daemon.link_interval_s": _between(1, 86400),
+    "daemon.maintenance_interval_s": _between(1, 7 * 86400),
     "daemon.metrics_port": _between(0, 65535),
     "web.port": _between(0, 65535),
     "web.decisions_per_minute": _between(1, 100000),
     "web.page_size": _between(1, 500),
     "web.threads": _between(1, 256),
+    "web.session_hours": _between(0.01, 720),
+    "web.profile_check_minutes": _between(0, 1440),
     "backfill.max_connections": _between(1, 64),
-    "backfill.max_mbps": _at_least(0),
+    "backfill.max_mbps": _between(0, 1e6),
     "backfill.toolforge_connections": _between(1, 256),
     "backfill.batch_size": _between(1, 50),
     "backfill.actors": _between(0, 1024),
     "evidence.cache_days": _between(0, 3650),
+    "learning.schedule_hours": _at_least(0),
+    "learning.threshold": _between(0, 1),
+    "learning.reviewer_cap": _between(0, 10**9),
+    "learning.seed": _between(0, 2**32 - 1),  # numpy's seed range
+    "learning.bootstrap": _between(100, 100000),
+    "learning.epochs": _between(1, 10000),
+    "learning.lr": ((lambda v: v > 0), "more than 0"),
+    "cascade.candidates": _between(1, 10_000),
+    # CLIP's text context is 77 tokens; fewer than 2 leave no room for any text.
+    "cascade.text_tokens": _between(2, 77),
 }
 
 
@@ -137,14 +176,15 @@ def _validate(settings: "Settings", origins: Mapping[Tuple[str, str], str]) -> N
     for dotted, (ok, wanted) in NUMERIC_RULES.items():
         section, key = dotted.split(".", 1)
         value = getattr(getattr(settings, section), key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not ok(value):
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                or not ok(value)):
             where = origins.get((section, key), "defaults")
             raise ConfigError(f"{where}: {dotted} must be {wanted}, not {value!r}")
 
 
 def _section_types() -> Dict[str, type]:
     hints = typing.get_type_hints(Settings)
-    return {f.name: hints[f.name] for f in dataclasses.fields(Settings) if f.name != "source"}
+    return {f.name: hints[f.name] for f in dataclasses.fields(Settings) if f.name not in ("source", "origins")}
 
 
 def _read_toml(path: Path) -> Dict[str, Any]:
@@ -251,14 +291,27 @@ def _holds_rules(kind: Any) -> bool:
 
 def settings_as_toml(settings: Settings) -> str:
     """Render settings as TOML (for `wikivel-bot config show`); a password inside a URL (the
-    database URL) is shown as ``***``."""
+    database URL) is shown as ``***``. A key not at its default ends in a comment naming
+    where it came from (``# from environment variable WIKIVEL_DB_URL``)."""
+    origins = dict(settings.origins)
     lines = []
     for name in _section_types():
         lines.append(f"[{name}]")
         for key, value in dataclasses.asdict(getattr(settings, name)).items():
-            lines.append(f"{key} = {redact_secrets(_toml_value(value))}")
+            where = origins.get(f"{name}.{key}")
+            lines.append(f"{key} = {redact_secrets(_toml_value(value))}" + (f"  # from {where}" if where else ""))
         lines.append("")
     return "\n".join(lines)
+
+
+def settings_sources(settings: Settings) -> str:
+    """Where these settings came from, in one line: "defaults", or the defaults and each
+    source that changed a key ("defaults, wikivel.toml, environment variable WIKIVEL_DB_URL")."""
+    sources = ["defaults"]
+    for _key, where in settings.origins:
+        if where not in sources:
+            sources.append(where)
+    return ", ".join(sources)
 
 
 def _toml_value(value: Any) -> str:

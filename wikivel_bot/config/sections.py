@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Tuple
 
+from wikivel_bot.config.paths import default_cache_dir
 from wikivel_bot.core.evidence import IdentifierRule, merged_rules, rules_from_table
 from wikivel_bot.errors import ConfigError
 from wikivel_bot.types import is_qid
@@ -22,7 +23,7 @@ class DbSettings:
     url: str = "sqlite:///db/wikivel.sqlite"
     # Log every SQL statement (debugging only).
     echo: bool = False
-    # Seconds a claimed row stays reserved for a worker (at least 10). Writers and the daemon
+    # Seconds a claimed row stays reserved for a worker (10 to 604800). Writers and the daemon
     # renew their leases while they work, so this is how long a crashed worker on another
     # host holds its rows; a dead process on the same host is detected and freed at once.
     claim_lease_s: int = 900
@@ -116,11 +117,13 @@ class LinkerSettings:
     threads: int = 0
     # Directory of a label set; empty = the starter set shipped with the package.
     labels_dir: str = ""
-    # Where label indexes and other caches live.
-    cache_dir: str = "cache"
+    # Where label indexes, item images and other caches live: by default the user's cache
+    # directory ($XDG_CACHE_HOME/wikivel-bot, else ~/.cache/wikivel-bot), never the checkout.
+    cache_dir: str = field(default_factory=default_cache_dir)
     # Candidates kept per file.
     top_k: int = 10
-    # Candidates below this score are not proposed.
+    # Candidates below this score are not proposed. A checkpoint learned from decisions
+    # (learning.models_dir) runs at its own operating threshold instead (docs/learning.md).
     min_score: float = 0.0
     # Keep an ancestor over a more specific item only when it scores this much higher.
     ancestor_margin: float = 0.05
@@ -167,6 +170,14 @@ class CascadeSettings:
 class ReviewSettings:
     # Recorded with every decision; --reviewer overrides.
     reviewer: str = ""
+    # Which waiting file comes next: "queue" (oldest first) or "uncertainty" (the file whose
+    # suggestion is nearest the decision boundary, learning.threshold, first: what the model
+    # learns most from; docs/learning.md). `status` and the review pages name it.
+    order: str = "queue"
+
+    def __post_init__(self) -> None:
+        if self.order not in ("queue", "uncertainty"):
+            raise ConfigError(f"review.order: {self.order!r} is not an order (queue or uncertainty)")
 
 
 @dataclass(frozen=True)
@@ -277,14 +288,21 @@ class WebSettings:
     # Who may decide: members of any of these groups, or these users. Blocked users never.
     allowed_groups: Tuple[str, ...] = ("autoconfirmed",)
     allowed_users: Tuple[str, ...] = ()
-    # Users who may also revert a write batch.
+    # Users who may also revert a write batch and override another reviewer's decision.
     operators: Tuple[str, ...] = ()
+    # Members of these wiki groups are operators too (e.g. "sysop").
+    operator_groups: Tuple[str, ...] = ()
     # Decisions one reviewer may post per minute (per web process).
     decisions_per_minute: int = 120
     # Files per page of /api/queue and the grid.
     page_size: int = 24
     # Worker threads of the WSGI server; the web's database pool keeps as many connections.
     threads: int = 8
+    # A login ends this many hours after it began, however active (logout ends it sooner).
+    session_hours: float = 12.0
+    # The reviewer's wiki account (blocked, groups) is re-read at most this often, and
+    # before any decision once this long has passed (0 = on every request).
+    profile_check_minutes: float = 5.0
 
     def __post_init__(self) -> None:
         # Numbers are checked with the rest in NUMERIC_RULES (naming where they came from).
@@ -317,6 +335,30 @@ class BackfillSettings:
 
 
 @dataclass(frozen=True)
+class LearningSettings:
+    # Learning from reviewers (docs/learning.md). Checkpoints trained from decisions live
+    # here, each with its report, and registry.json names the one that runs: when it names
+    # one, it replaces linker.checkpoint everywhere (daemon, suggest, link). "" = off.
+    models_dir: str = ""
+    # Hours between the daemon's learning rounds (decisions -> challenger -> judged ->
+    # promoted only if it wins); 0 = off.
+    schedule_hours: float = 0.0
+    # The operating threshold on the calibrated match probability the judge compares at.
+    threshold: float = 0.5
+    # Decisions kept per reviewer (the newest), so one prolific reviewer cannot define the
+    # model; 0 = no cap.
+    reviewer_cap: int = 0
+    # Reviewers whose decisions never become training data.
+    exclude_reviewers: Tuple[str, ...] = ()
+    # Bootstrap resamples (over evaluation files) of the judge's confidence interval, and its seed.
+    bootstrap: int = 1000
+    seed: int = 0
+    # Fine-tuning: passes over the training decisions and the heads' learning rate.
+    epochs: int = 30
+    lr: float = 0.001
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything wikivel-bot can be configured with. Build with :func:`load_settings`."""
 
@@ -334,8 +376,12 @@ class Settings:
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
     web: WebSettings = field(default_factory=WebSettings)
     backfill: BackfillSettings = field(default_factory=BackfillSettings)
+    learning: LearningSettings = field(default_factory=LearningSettings)
     # Where the settings came from, for `status` and error messages.
     source: str = "defaults"
+    # Where each key not at its default came from: ("db.url", "environment variable
+    # WIKIVEL_DB_URL"), ... (`config show` names the source of every key). Not a section.
+    origins: Tuple[Tuple[str, str], ...] = field(default=(), compare=False)
 
     def replace(self, section: str, **changes: Any) -> "Settings":
         """A copy with some keys of one section changed (used for CLI flag overrides)."""

@@ -7,14 +7,18 @@ queue recorded it is caught here on restart, because the item is then already pr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Sequence
 
 from wikivel_bot.types import MediaFile
 
-# Commons' edit summary limit is 500 bytes, but the auto comment of wbsetclaim shares the
-# 260-character comment field with ours (COMMONS_API.md).
-SUMMARY_LIMIT = 260
+# MediaWiki keeps 500 characters of an edit comment (CommentStore), and Wikibase puts its
+# auto comment ("/* wbeditentity-update:0| */ ", about 30 characters) in front of ours:
+# the rest of the reserve covers longer auto comments of other Wikibase versions.
+COMMENT_LIMIT = 500
+AUTO_COMMENT_RESERVE = 60
+SUMMARY_LIMIT = COMMENT_LIMIT - AUTO_COMMENT_RESERVE
 MAX_HOPS = 3
 
 AncestorLookup = Callable[[str], Mapping[str, int]]
@@ -63,15 +67,82 @@ def plan_edit(
     return EditPlan()
 
 
-def edit_summary(qid: str, reviewer: str, version: str, batch_id: str, prominent: bool = False) -> str:
-    """The edit summary: what, who approved it, the tool version and the batch (for undo).
+@dataclass(frozen=True)
+class SummaryItem:
+    """One statement of a grouped edit, as its summary names it."""
 
-    Cut to :data:`SUMMARY_LIMIT` characters by shortening the reviewer name, never the batch
-    id, since `revert --batch` and patrollers rely on it.
+    qid: str
+    label: str = ""
+    prominent: bool = False
+
+
+# Characters that would make a label wikitext in a summary (links, templates, an auto
+# comment): labels are plain text.
+_WIKITEXT = re.compile(r"[\[\]{}|<>]|/\*|\*/")
+
+
+def _shorten(text: str, room: int) -> str:
+    return text if len(text) <= room else (text[: room - 1].rstrip() + "…" if room >= 2 else "")
+
+
+def _item_text(item: SummaryItem, label: str) -> str:
+    notes = ", ".join(n for n in (label, "prominent" if item.prominent else "") if n)
+    return f"[[d:{item.qid}|{item.qid}]]" + (f" ({notes})" if notes else "")
+
+
+def group_summary(items: Sequence[SummaryItem], reviewers: Sequence[str], version: str,
+                  batch_id: str, limit: int = SUMMARY_LIMIT) -> str:
+    """The summary of one edit adding ``items`` to a file: every item with its label, who
+    approved them, the tool version and the batch (for ``revert --batch`` and patrollers).
+
+    Each item appears as ``[[d:Q146|Q146]]`` (the writer's recovery finds its own lost edits
+    by it) followed by its label and "prominent" when preferred. Within ``limit`` characters,
+    labels and then reviewer names are shortened (dropped when no room is left); item ids,
+    the version and the batch id never are.
+
+    :raises ValueError: the ids alone do not fit (:func:`summary_fits` before building).
     """
-    what = f"depicts [[d:{qid}|{qid}]]" + (" (prominent)" if prominent else "")
-    tail = f" (wikivel-bot {version}, batch {batch_id})"
-    head = f"Adding {what}, approved by [[User:"
-    room = SUMMARY_LIMIT - len(head) - len("]]") - len(tail)
-    name = reviewer if len(reviewer) <= room else reviewer[: max(room - 1, 0)] + "…"
-    return f"{head}{name}]]{tail}"
+    names = list(dict.fromkeys(r for r in reviewers if r)) or ["?"]
+    clean = [" ".join(_WIKITEXT.sub(" ", i.label).split()) for i in items]
+
+    def build(labels: Sequence[str], people: Sequence[str]) -> str:
+        what = ", ".join(_item_text(i, lab) for i, lab in zip(items, labels, strict=True))
+        # A shortened name is plain text: as a link it would point to a user who does not exist.
+        who = ", ".join(f"[[User:{p}]]" if p == n else p for p, n in zip(people, names, strict=True))
+        return f"Adding depicts {what}, approved by {who} (wikivel-bot {version}, batch {batch_id})"
+
+    text = build(clean, names)
+    if len(text) <= limit:
+        return text
+    # Reviewer names first cut to 12 characters (2 when even that is too long), then labels
+    # share what is left evenly, then the names take back what the labels left.
+    short_names = [_shorten(n, 12) for n in names]
+    bare = build([""] * len(items), short_names)
+    if len(bare) > limit:
+        short_names = [_shorten(n, 2) for n in names]
+        bare = build([""] * len(items), short_names)
+    if len(bare) > limit:
+        raise ValueError(f"{len(items)} items do not fit in one summary of {limit} characters")
+    room = limit - len(bare)
+    labels = [""] * len(items)
+    wanting = [i for i in sorted(range(len(items)), key=lambda i: len(clean[i])) if clean[i]]
+    for n, index in enumerate(wanting):
+        # A label costs " (label)" (3 more characters), or ", label" beside "prominent".
+        frame = 2 if items[index].prominent else 3
+        labels[index] = _shorten(clean[index], room // (len(wanting) - n) - frame)
+        room -= frame + len(labels[index]) if labels[index] else 0
+    people = list(short_names)
+    for index, name in enumerate(names):
+        room = limit - len(build(labels, people))
+        people[index] = _shorten(name, len(people[index]) + room) if room > 0 else people[index]
+    return build(labels, people)
+
+
+def summary_fits(items: Sequence[SummaryItem], reviewers: Sequence[str], version: str,
+                 batch_id: str, limit: int = SUMMARY_LIMIT) -> bool:
+    """Whether one summary can name all of ``items`` (ids in full)."""
+    try:
+        group_summary(items, reviewers, version, batch_id, limit)
+    except ValueError:
+        return False
+    return True

@@ -294,6 +294,22 @@ def item_check(rules: SafetyRules, labels: Optional[SafetyView] = None,
     return check
 
 
+# The rules' names for more than one withheld suggestion ("27 named people", not "27 named person").
+RULE_PLURALS: Mapping[str, str] = {
+    PEOPLE: "named people", SENSITIVE: "sensitive classes", BLOCKED_CLASS: "blocked classes",
+}
+
+
+def rule_count(n: int, rule: str) -> str:
+    """``n`` suggestions withheld by ``rule`` in words: "1 named person", "27 named people"."""
+    return f"{n} {rule if n == 1 else RULE_PLURALS.get(rule, rule)}"
+
+
+def rule_counts(by_rule: Mapping[str, int]) -> str:
+    """``{rule: n}`` as one phrase, rules in name order: "27 named people, 1 sensitive class"."""
+    return ", ".join(rule_count(n, rule) for rule, n in sorted(by_rule.items()))
+
+
 def withheld_by_rule(record: Any) -> Dict[str, int]:
     """``{rule: n}`` of a file's withheld record: counts as they are; the per-item list
     (``qid``, ``rule``, ...) that versions before counts-only stored, counted. The one rule

@@ -31,24 +31,27 @@ from wikivel_bot.linker.backbone.encoders import (
     Backbone,
     encode_images,
     image_batch_size,
-    load_backbone,
-    model_name,
     prepare_image,
     query_images,
     query_rows,
-    register_model_file,
-    resolve_device,
 )
-from wikivel_bot.linker.backbone.text_tower import encode_texts, load_text_tower_state
-from wikivel_bot.linker.backbone.fastpath import apply_precision
+from wikivel_bot.linker.backbone.text_tower import encode_texts
 from wikivel_bot.linker.heads import build_heads
 from wikivel_bot.linker.backbone.images import decode_item_images
 from wikivel_bot.linker.index import INDEX_FORMAT, load_or_build
 from wikivel_bot.linker.spec import LinkerSpec
 from wikivel_bot.linker.search import chunked_topk
 from wikivel_bot.linker.texts import render_item_text
-from wikivel_bot.linker.backbone.tower import IMAGE_ONLY_QUERIES, export_tower, load_tower, tower_key
-from wikivel_bot.linker.backbone.weights import resolve_weights, weights_identity
+from wikivel_bot.linker.backbone.tower import load_tower
+# The backbone loading lives in clip_backbone; backbone_info and load_inference_backbone are
+# imported from here by the cascade, training and tests, so they stay importable here.
+from wikivel_bot.linker.clip_backbone import (  # noqa: F401
+    backbone_info,
+    choose_precision,
+    full_backbone,
+    image_tower_key,
+    load_inference_backbone,
+)
 
 
 # Items encoded per block while building an index: texts are sorted by length within a block,
@@ -79,12 +82,12 @@ def build_clip_linker(
     :raises LinkerError: weights, checkpoint or device problems.
     """
     requested = precision.validate(settings.precision)  # a typo fails before the model loads
-    choice = _choose_precision(settings, requested)
+    choice = choose_precision(settings, requested)
     checkpoint = ckpt.load_checkpoint(settings.checkpoint) if spec.has_head and settings.checkpoint else None
-    key = _tower_key(spec, settings, choice)
+    key = image_tower_key(spec, settings, choice)
 
     def full() -> Backbone:
-        return _full_backbone(spec, settings, choice, checkpoint, key)
+        return full_backbone(spec, settings, choice, checkpoint, key)
 
     backbone = load_tower(key, settings.cache_dir, choice, settings.threads, full) or full()
     warnings: List[str] = []
@@ -108,80 +111,6 @@ def build_clip_linker(
         warnings.append(f"item text prompt {spec.item_text!r} (the paper encodes '{{label}}, {{description}}' "
                         "without a prompt)")
     return ClipLinker(spec, settings, backbone, heads, checkpoint, tuple(warnings), item_image_loader)
-
-
-def _full_backbone(
-    spec: LinkerSpec, settings: LinkerSettings, choice: precision.PrecisionChoice,
-    checkpoint: Optional[ckpt.Checkpoint], key: Optional[dict],
-) -> Backbone:
-    """The open_clip backbone, inference-ready: the checkpoint's text tower (if any) in, then
-    the precision applied; its image tower exported for later starts when ``key`` is set."""
-    if checkpoint is not None and checkpoint.text_encoder:
-        # The checkpoint replaces the text tower before the precision applies: no cache.
-        backbone = load_backbone(settings.model, settings.pretrained, settings.weights, settings.device, settings.threads)
-        ckpt.check_backbone(checkpoint, spec, backbone_info(backbone))  # before its weights go in
-        load_text_tower_state(backbone.model, dict(checkpoint.text_encoder))
-        # After the checkpoint's text tower is in: the precision applies to the final weights.
-        apply_precision(backbone, choice)
-    else:
-        backbone = _inference_backbone(settings, choice)
-    export_tower(backbone, key, settings.cache_dir)
-    return backbone
-
-
-def _inference_backbone(settings: LinkerSettings, choice: precision.PrecisionChoice) -> Backbone:
-    """The (cached, reparameterized) backbone with ``choice`` applied."""
-    from wikivel_bot.linker.backbone.warmstart import load_cached_backbone
-
-    backbone = load_cached_backbone(settings.model, settings.pretrained, settings.weights, settings.device,
-                                    settings.threads, settings.cache_dir, choice.precision)
-    return apply_precision(backbone, choice)
-
-
-def load_inference_backbone(settings: LinkerSettings, allowed: Tuple[str, ...] = precision.PRECISIONS[1:],
-                            why: str = "") -> Backbone:
-    """The full backbone in ``linker.precision`` as resolved for this machine (what a clip
-    linker of these settings runs in), for linkers that need the text tower too (the cascade,
-    the verifier).
-
-    :param allowed: precisions the caller's model can take; another resolved one becomes fp32.
-    :param why: the reason shown when it does (e.g. the pair model's calibration).
-    :raises LinkerError: weights, device problems; :raises UsageError: a bad precision setting.
-    """
-    choice = _choose_precision(settings, precision.validate(settings.precision))
-    if choice.precision not in allowed:
-        choice = precision.PrecisionChoice("fp32", choice.requested, f"{choice.precision} not used: {why}")
-    return _inference_backbone(settings, choice)
-
-
-def _tower_key(spec: LinkerSpec, settings: LinkerSettings, choice: precision.PrecisionChoice) -> Optional[dict]:
-    """The exported image tower's key where this linker can use one (queries are images
-    only, CPU, a cache directory), else None."""
-    if spec.architecture not in IMAGE_ONLY_QUERIES or not settings.cache_dir:
-        return None
-    if resolve_device(settings.device).type != "cpu":
-        return None
-    return tower_key(settings.model, settings.pretrained, settings.weights, choice.precision)
-
-
-def _choose_precision(settings: LinkerSettings, requested: str) -> precision.PrecisionChoice:
-    """Resolve ``linker.precision`` before loading (the weights cache is per precision)."""
-    device = resolve_device(settings.device).type
-    name = model_name(settings.model)
-    # Without open_clip where the settings tell (``resolve_weights`` would import it).
-    identity = weights_identity(name, settings.pretrained, settings.weights)
-    if identity is None:
-        identity = resolve_weights(register_model_file(settings.model), settings.pretrained, settings.weights).identity
-    verdicts = precision.read_verdicts(settings.cache_dir, precision.check_key(name, identity, device))
-    return precision.choose(requested, device, verdicts=verdicts)
-
-
-def backbone_info(backbone: Backbone) -> dict:
-    """The backbone block for checkpoints (see ``checkpoint.backbone_info``)."""
-    return ckpt.backbone_info(
-        backbone.model_name, backbone.pretrained, backbone.random_weights, backbone.weights,
-        backbone.config_digest, backbone.embed_dim,
-    )
 
 
 class ClipLinker:

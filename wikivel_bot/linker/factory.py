@@ -191,12 +191,15 @@ def build_ready_linker(
         (``linker.evidence_model``) go into the set-up hash.
     :param top_k: overrides ``linker.top_k`` (``suggest --top``, ``evaluate-live --top``).
     :param progress: progress bars while the label index is built.
+    A checkpoint learned from decisions brings its operating threshold, which replaces
+    ``linker.min_score``, and its calibrated probability (``linker.learned``).
     :raises LinkerError: what :func:`create_linker` raises; a verifier calibrated with item
         images when ``item_images`` is None (it would not run as it was calibrated); an
         unreadable evidence model.
     :raises UsageError: an unknown linker name.
     """
     from wikivel_bot.linker.cascade.verifier import VerifiedLinker
+    from wikivel_bot.linker.learned import LearnedProbability, learned_calibration, operating_threshold
     from wikivel_bot.linker.link import rules_from_settings
 
     spec = get_spec(settings.linker.name)
@@ -206,10 +209,17 @@ def build_ready_linker(
     loader = item_images() if wanted and item_images is not None else None
     inner = create_linker(spec.name, settings.linker, item_image_loader=loader, cascade=settings.cascade)
     verifier = inner.verifier if isinstance(inner, VerifiedLinker) else None
+    calibration = learned_calibration(inner)
+    if calibration is not None and verifier is None:
+        # A checkpoint learned from decisions: its suggestions carry its calibrated probability.
+        inner = LearnedProbability(inner, calibration)
     if verifier is not None and verifier.checkpoint.fitted_with_item_images and loader is None:
         raise LinkerError(f"linker.verifier: {verifier.checkpoint.path} was calibrated with item images (P18), "
                           "but there is no item image source here, so its probabilities would not be calibrated")
     rules = rules_from_settings(settings.linker, top_k, safety=settings.safety)
+    operating = operating_threshold(inner)
+    if operating is not None:
+        rules = replace(rules, min_score=operating)
     model = None
     if settings.linker.evidence_model:
         from wikivel_bot.linker.evidence_model import load

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, InvalidatePoolError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
+from wikivel_bot.core.secrets import redact_secrets
 from wikivel_bot.errors import DatabaseUnavailable, SchemaOutdated
 
 SQLITE_BUSY_TIMEOUT_S = 60
@@ -55,8 +56,17 @@ def create_engine_for(url: str, echo: bool = False, create: bool = True, pool_si
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise DatabaseUnavailable(f"not a database URL: {url!r}") from None
+        raise DatabaseUnavailable(f"not a database URL: {redact_secrets(url)!r}") from None
+    except ValueError:
+        # SQLAlchemy reads the port with int(): "h:notaport" ends in a bare ValueError.
+        raise DatabaseUnavailable(
+            f"not a database URL: {redact_secrets(url)!r}: the port after the host must be a "
+            "number from 1 to 65535 (like ...@host:5432/db)"
+        ) from None
     _check_kind(parsed)
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        raise DatabaseUnavailable(f"port {parsed.port} in URL {_shown(parsed)} is not a port "
+                                  "(a number from 1 to 65535)")
     backend = parsed.get_backend_name()
     kwargs: dict = {"echo": echo, "future": True}
     if backend == "sqlite":

@@ -1,4 +1,5 @@
-"""Leases held by processes that no longer exist, freed at once instead of after the lease.
+"""Leases: those of processes that no longer exist, freed at once instead of after the lease,
+and the work in progress of this one, the only rows it renews.
 
 Workers are named ``<stage>:<host>:<pid>`` (``cli.poll.worker_name``, the daemon). When a
 writer is killed (kill -9, OOM, a power cut) its claims would sit until their lease expires,
@@ -11,7 +12,10 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Any, Dict, Iterable, List, Optional
+import threading
+from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple, TypeVar
+
+T = TypeVar("T")
 
 
 def local_pid(worker: str, host: Optional[str] = None) -> Optional[int]:
@@ -53,3 +57,63 @@ def free_dead_local_claims(store: Any) -> Dict[str, int]:
     for worker in dead_local_workers(c["worker"] for c in store.claims()):
         freed[worker] = store.release_claims_of(worker)
     return freed
+
+
+class WorkInProgress:
+    """The rows this process's running stages claimed, by id: what its heartbeat renews.
+
+    A stage runs through :meth:`run` with a view of the store that notes what it claims; when
+    the stage returns, its rows are no longer in progress. A row it left claimed on purpose
+    (a deferred file: the lease is its back-off) or failed to release then expires.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: List[_Claiming] = []
+
+    def run(self, store: Any, stage: Callable[[Any], T]) -> T:
+        """``stage(view)``, where ``view`` is ``store`` noting the rows claimed through it."""
+        view = _Claiming(store, self._lock)
+        with self._lock:
+            self._running.append(view)
+        try:
+            return stage(view)
+        finally:
+            with self._lock:
+                self._running.remove(view)
+
+    def ids(self) -> Tuple[List[int], List[int]]:
+        """(file ids, candidate ids) claimed by the stages running now."""
+        with self._lock:
+            return (sorted({i for v in self._running for i in v.file_ids}),
+                    sorted({i for v in self._running for i in v.candidate_ids}))
+
+    def renew(self, store: Any, worker: str) -> int:
+        """Renew the leases of the work in progress (no database call when there is none)."""
+        file_ids, candidate_ids = self.ids()
+        return int(store.renew_claims(worker, file_ids=file_ids, candidate_ids=candidate_ids))
+
+
+class _Claiming:
+    """A store as one stage sees it: the same store, noting the rows claimed through it."""
+
+    def __init__(self, store: Any, lock: threading.Lock) -> None:
+        self._store = store
+        self._lock = lock
+        self.file_ids: Set[int] = set()
+        self.candidate_ids: Set[int] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def claim_files(self, *args: Any, **kwargs: Any) -> Any:
+        works = self._store.claim_files(*args, **kwargs)
+        with self._lock:
+            self.file_ids.update(w.id for w in works)
+        return works
+
+    def claim_approved(self, *args: Any, **kwargs: Any) -> Any:
+        edits = self._store.claim_approved(*args, **kwargs)
+        with self._lock:
+            self.candidate_ids.update(e.candidate_id for e in edits)
+        return edits

@@ -118,6 +118,15 @@ def approved_backlog(store: Store, now: Optional[datetime] = None) -> Dict[str, 
     }
 
 
+def owed_follow_ups(store: Store) -> Dict[str, int]:
+    """Statements the bot wrote that their pair's last decision no longer wants as they are
+    (``queue.store.follow_ups``): ``owed`` in all, ``remove`` (rejected or undone since),
+    ``rank`` (a switch of prominence since). The writer makes these edits first."""
+    owed = store.owed_follow_ups()
+    remove = sum(1 for f in owed if f.wanted == "remove")
+    return {"owed": len(owed), "remove": remove, "rank": len(owed) - remove}
+
+
 def recent_file_problems(store: Store, limit: int = 10) -> List[Dict[str, Any]]:
     """The newest unavailable files with their reasons (corrupt, deleted, ...)."""
     with store.transaction() as conn:

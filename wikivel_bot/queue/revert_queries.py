@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import List, Optional
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import exists, insert, select, update
 
-from wikivel_bot.core import states
 from wikivel_bot.errors import IllegalTransition, NotFound
 from wikivel_bot.queue.rows import to_db_time, utcnow
 from wikivel_bot.queue.store import Store
@@ -44,19 +43,30 @@ class WrittenStatement:
 
 
 def written_statements(store: Store, batch_id: str) -> List[WrittenStatement]:
-    """The statements ``batch_id`` wrote whose pairs are still ``written``, oldest first.
+    """The statements ``batch_id`` wrote and nobody reverted yet, oldest first.
+
+    Every statement the batch's edits added counts, also one whose pair a human rejected or
+    undid while its edit was in flight (``record_edit`` keeps that edit in the audit, the
+    pair keeps the human's state): it is on the wiki, so ``revert`` must be able to remove it.
+    A statement the writer removed again as a follow-up has a ``reverted`` row and is left
+    out (never removed twice); one whose rank a follow-up changed is listed once, with the
+    rank it has now (its latest ``written`` row).
 
     :param store: a ``Store``.
     :raises NotFound: the batch has no audit row at all (a mistyped id).
     """
+    undone = edits.alias("undone")
     query = (
         select(candidates.c.id, files.c.page_id, files.c.title, candidates.c.qid,
-               candidates.c.prominent, edits.c.statement_id, edits.c.revid)
+               candidates.c.prominent, edits.c.statement_id, edits.c.revid, edits.c.rank)
         .join(candidates, candidates.c.id == edits.c.candidate_id)
         .join(files, files.c.id == candidates.c.file_id)
         .where(edits.c.batch_id == batch_id, edits.c.outcome == EditOutcome.WRITTEN.value,
-               candidates.c.state == CandidateState.WRITTEN.value,
-               edits.c.statement_id.is_not(None))
+               candidates.c.state != CandidateState.REVERTED.value,
+               edits.c.statement_id.is_not(None),
+               ~exists().where(undone.c.candidate_id == edits.c.candidate_id,
+                               undone.c.statement_id == edits.c.statement_id,
+                               undone.c.outcome == EditOutcome.REVERTED.value))
         .order_by(edits.c.id)
     )
     with store.transaction() as conn:
@@ -65,11 +75,12 @@ def written_statements(store: Store, batch_id: str) -> List[WrittenStatement]:
             select(edits.c.id).where(edits.c.batch_id == batch_id).limit(1)
         ).first() is None:
             raise NotFound(f"no batch {batch_id!r} in the audit trail")
+    latest = {(r.id, r.statement_id): r for r in rows}  # a follow-up's rank row wins
     return [
         WrittenStatement(candidate_id=int(r.id), page_id=int(r.page_id), title=r.title, qid=r.qid,
-                         prominent=bool(r.prominent), statement_id=r.statement_id,
-                         revid=int(r.revid or 0))
-        for r in rows
+                         prominent=(r.rank == "preferred") if r.rank else bool(r.prominent),
+                         statement_id=r.statement_id, revid=int(r.revid or 0))
+        for r in (latest[key] for key in dict.fromkeys((r.id, r.statement_id) for r in rows))
     ]
 
 
@@ -77,8 +88,10 @@ def mark_reverted(store: Store, candidate_id: int, batch_id: str, revid: int,
                   statement_id: str = "", started_at: Optional[datetime] = None) -> CandidateState:
     """Move a pair ``written`` → ``reverted`` and add a ``reverted`` edits row.
 
+    A pair a human rejected or undid after its statement was written keeps that state: only
+    the ``reverted`` row is added (its statement is then no longer in ``written_statements``).
     :param revid: the revision that removed the statement.
-    :raises IllegalTransition: the pair is not ``written`` (reverted already, or never written).
+    :raises IllegalTransition: the pair is reverted already, or was never written.
     """
     now = utcnow()
     with store.transaction() as conn:
@@ -87,10 +100,13 @@ def mark_reverted(store: Store, candidate_id: int, batch_id: str, revid: int,
         if row is None:
             raise NotFound(f"no candidate {candidate_id}")
         current = CandidateState(row.state)
-        if CandidateState.REVERTED not in states.CANDIDATE_MOVES[current]:
+        if current is CandidateState.WRITTEN:
+            conn.execute(update(candidates).where(candidates.c.id == candidate_id).values(
+                state=CandidateState.REVERTED.value, claimed_by=None, claimed_at=None, updated_at=now))
+        elif current is CandidateState.REVERTED or conn.execute(
+                select(edits.c.id).where(edits.c.candidate_id == candidate_id,
+                                         edits.c.outcome == EditOutcome.WRITTEN.value).limit(1)).first() is None:
             raise IllegalTransition(f"candidate {candidate_id} is {current.value}, not written")
-        conn.execute(update(candidates).where(candidates.c.id == candidate_id).values(
-            state=CandidateState.REVERTED.value, claimed_by=None, claimed_at=None, updated_at=now))
         conn.execute(insert(edits).values(
             candidate_id=candidate_id, batch_id=batch_id, outcome=EditOutcome.REVERTED.value,
             revid=revid, statement_id=statement_id or None, error=None, attempt=1,

@@ -87,6 +87,8 @@ class AuditEvent:
     error: str = ""
     attempt: int = 0
     event_id: int = 0
+    # A decision that was an operator's override: whose decision it replaced.
+    overrode: str = ""
 
 
 def iter_review_files(store: Store, flt: ReviewFilter, after_id: int = 0) -> Iterator[ReviewFile]:
@@ -295,7 +297,12 @@ def _review_candidate(row: Any) -> ReviewCandidate:
     notes = evidence.get("notes") or ()
     if isinstance(notes, str):
         notes = (notes,)
-    notes = tuple(str(n) for n in notes) + tuple(str(w) for w in evidence.get("warnings") or ())
+    warnings = tuple(str(w) for w in evidence.get("warnings") or ())
+    if evidence.get("random_weights"):
+        # Every view marks a random-weights candidate itself (random_weights below): the
+        # linker's own warning as a note would say it a second time on the same card.
+        warnings = tuple(w for w in warnings if not w.startswith("random weights"))
+    notes = tuple(str(n) for n in notes) + warnings
     return ReviewCandidate(
         candidate_id=int(row.id), qid=row.qid, score=row.score, rank=row.rank, linker=row.linker or "",
         state=CandidateState(row.state), prominent=bool(row.prominent), reviewer=row.reviewer or "",
@@ -315,6 +322,7 @@ def _decision_event(row: Any) -> AuditEvent:
     return AuditEvent(
         at=row.decided_at, kind="decision", page_id=int(row.page_id), title=row.title, qid=row.qid,
         action=row.action, state=row.pair_state, who=row.reviewer, source=row.source, event_id=int(row.id),
+        overrode=row.overrode or "",
     )
 
 

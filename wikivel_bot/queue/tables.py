@@ -20,6 +20,7 @@ from typing import Any, Dict
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Float,
@@ -128,6 +129,8 @@ decisions = Table(
     # The candidate state before the decision, so an undo can restore it.
     Column("previous_state", String(20), nullable=False),
     Column("decided_at", DateTime, nullable=False),
+    # An operator's override: the reviewer whose decision this one replaced (else NULL).
+    Column("overrode", String(255), nullable=True),
     Index("ix_decisions_candidate_id", "candidate_id"),
     **MYSQL_TABLE_OPTIONS,
 )
@@ -142,6 +145,9 @@ edits = Table(
     Column("outcome", String(20), nullable=False),
     Column("revid", BigInteger, nullable=True),
     Column("statement_id", String(100), nullable=True),
+    # A written statement's rank (normal | preferred; NULL for other outcomes and old rows):
+    # a pair whose last decision asks for another rank is owed a follow-up edit.
+    Column("rank", String(10), nullable=True),
     Column("error", Text, nullable=True),
     Column("attempt", Integer, nullable=False, default=1),
     Column("started_at", DateTime, nullable=False),
@@ -184,5 +190,25 @@ evidence_cache = Table(
     Column("key", String(EVIDENCE_KEY_LENGTH), primary_key=True),
     Column("qid", String(20), nullable=True),
     Column("expires_at", DateTime, nullable=False),
+    **MYSQL_TABLE_OPTIONS,
+)
+
+# Logins to the web review (wikivel_bot.web.sessions): the browser's cookie carries a random
+# id, the row its SHA-256, so the server ends a login (logout, absolute expiry) for every web
+# worker at once, and a copied cookie is worth nothing afterwards. The wiki profile (groups,
+# blocked) is re-read every few minutes and kept here with the time it was read.
+web_sessions = Table(
+    "web_sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("user_name", String(255), nullable=False),
+    Column("user_id", String(32), nullable=False),
+    Column("user_groups", JSON, nullable=False),
+    Column("blocked", Boolean, nullable=False),
+    # The wiki's block reason (list=users' blockreason), shown to the blocked reviewer.
+    Column("block_reason", Text),
+    Column("created_at", DateTime, nullable=False),
+    Column("expires_at", DateTime, nullable=False, index=True),
+    Column("checked_at", DateTime, nullable=False),
     **MYSQL_TABLE_OPTIONS,
 )

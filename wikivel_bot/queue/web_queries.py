@@ -173,7 +173,13 @@ def recent_batches(store: Store, limit: int = 50) -> List[BatchSummary]:
                 .where(edits.c.batch_id.in_(ids)).group_by(edits.c.batch_id, edits.c.outcome)
             ):
                 counts[batch_id][outcome] = int(n)
-    return [BatchSummary(r[0], r[1], r[2], counts[r[0]]) for r in newest]
+    # Whole seconds for both: a writer's start time carries microseconds, the recorded finish
+    # does not, and the page showed one with and one without.
+    return [BatchSummary(r[0], _whole_second(r[1]), _whole_second(r[2]), counts[r[0]]) for r in newest]
+
+
+def _whole_second(when: Optional[datetime]) -> Optional[datetime]:
+    return when.replace(microsecond=0) if when is not None else None
 
 
 def review_filter(flt: ReviewFilter, states: Tuple[CandidateState, ...]) -> ReviewFilter:

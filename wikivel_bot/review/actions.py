@@ -11,6 +11,7 @@ from wikivel_bot.core.review_rules import normalize_name
 from wikivel_bot.errors import NotFound, UsageError
 from wikivel_bot.queue import reviews
 from wikivel_bot.queue.store import Store
+from wikivel_bot.queue.store.decisions import RANK_CHANGED, Seen
 from wikivel_bot.core.titles import FILE_PREFIXES, check_file_title
 from wikivel_bot.types import DecisionAction, is_mid, is_qid, mid_of, page_id_of
 
@@ -30,6 +31,21 @@ class Decided:
     @property
     def mid(self) -> str:
         return mid_of(self.page_id)
+
+    @property
+    def in_flight(self) -> str:
+        """What the reviewer is told when the pair was being written (else "")."""
+        return in_flight_message(self.mid, self.qid, getattr(self.decision_id, "in_flight", ""))
+
+
+def in_flight_message(mid: str, qid: str, in_flight: str) -> str:
+    """"M1 Q2 is being written now; ..." for a decision that landed while its pair was being
+    written (``Store.record_decision``'s ``in_flight``), "" otherwise. Recorded all the same:
+    if the edit already left, the writer's follow-up makes the wiki agree."""
+    if not in_flight:
+        return ""
+    then = "its rank will be changed" if in_flight == RANK_CHANGED else "it will be removed again"
+    return f"{mid} {qid} is being written now; {then} (decision recorded)"
 
 
 def resolve_reviewer(given: Optional[str], configured: str) -> str:
@@ -80,6 +96,8 @@ def decide(
     source: str = "cli",
     *,
     add_unproposed: bool = True,
+    seen: Optional[Seen] = None,
+    override: bool = False,
 ) -> List[Decided]:
     """Record ``action`` on (file, item) for each item; the QIDs and the file are checked
     before anything is recorded.
@@ -88,6 +106,8 @@ def decide(
     :param qids: the items.
     :param add_unproposed: False: an item never proposed for the file is NotFound instead
         of added (see ``Store.record_decision``).
+    :param seen: the pairs as the reviewer saw them: each changes only if it still is so.
+    :param override: an operator's decision, which may replace another reviewer's.
     :raises UsageError: a bad QID or file reference. :raises NotFound: the file is not
         queued. :raises IllegalTransition: a pair is in a state the decision cannot apply to
         (pairs before it in ``qids`` are recorded by then).
@@ -99,6 +119,6 @@ def decide(
     done = []
     for qid in dict.fromkeys(q.strip().upper() for q in qids):
         decision_id = store.record_decision(page_id, qid, action, reviewer, source,
-                                            add_unproposed=add_unproposed)
+                                            add_unproposed=add_unproposed, seen=seen, override=override)
         done.append(Decided(page_id, qid, action, decision_id))
     return done

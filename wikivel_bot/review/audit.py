@@ -35,6 +35,8 @@ def audit_record(event: AuditEvent, label_of: Optional[LabelOf] = None) -> Dict[
         record["label"] = label_of(event.qid)
     if event.kind == "decision":
         record.update(reviewer=event.who, source=event.source)
+        if event.overrode:
+            record["overrode"] = event.overrode  # an operator's override of this reviewer
     else:
         record.update(
             batch=event.batch_id, revid=event.revid, statement_id=event.statement_id or None,
@@ -47,7 +49,8 @@ def audit_lines(events: Sequence[AuditEvent], label_of: Optional[LabelOf] = None
     """A table, one event per line, then a summary line.
 
     Items read "Q146 (house cat)" when ``label_of`` knows the label. Decisions read
-    "approve_prominent by Ann (terminal)"; write attempts read "written in batch B,
+    "approve_prominent by Ann (terminal)" (an operator's override adds ", override of
+    Bob's decision"); write attempts read "written in batch B,
     revision 99" with the statement id or the error.
     """
     lines = [f"{'time (UTC)':<20} {'file':<10} {'item':<{ITEM_WIDTH}} {'event':<18} details"]
@@ -55,6 +58,8 @@ def audit_lines(events: Sequence[AuditEvent], label_of: Optional[LabelOf] = None
         when = e.at.strftime("%Y-%m-%d %H:%M:%S")
         if e.kind == "decision":
             detail = f"by {e.who} ({e.source})"
+            if e.overrode:
+                detail += f", override of {e.overrode}'s decision"
         else:
             detail = f"batch {e.batch_id}"
             if e.revid is not None:

@@ -23,6 +23,7 @@ from wikivel_bot.core.review_rules import (
     format_signals,
     spreadsheet_safe,
 )
+from wikivel_bot.core.safety import rule_counts
 from wikivel_bot.core.wikitext import wikitext_escape
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import CandidateState
@@ -61,7 +62,7 @@ class ExportStats:
         """"withheld by the safety rules: 2 named person, 1 sensitive class" ('' when none)."""
         if not self.withheld:
             return ""
-        counts = ", ".join(f"{n} {rule}" for rule, n in sorted(self.withheld.items()))
+        counts = rule_counts(self.withheld)
         return f"withheld by the safety rules for these files: {counts}"
 
 

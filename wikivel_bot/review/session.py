@@ -22,9 +22,11 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Tuple
 
 from wikivel_bot.core.review_rules import ReviewFile, ReviewFilter, file_page_url, next_open
-from wikivel_bot.errors import IllegalTransition, NotFound
+from wikivel_bot.errors import DecisionConflict, IllegalTransition, NotFound
 from wikivel_bot.queue import reviews
 from wikivel_bot.queue.store import Store
+from wikivel_bot.queue.store.decisions import Seen
+from wikivel_bot.review.actions import in_flight_message
 from wikivel_bot.types import CandidateState, DecisionAction
 
 # What the reviewer sees next to a candidate after deciding it.
@@ -113,10 +115,14 @@ class ReviewSession:
         api_url: str = "",
         site_name: str = "commons",
         label_of: Optional[Callable[[str], str]] = None,
+        order: str = "queue",
+        threshold: float = 0.5,
     ) -> None:
         """
         :param label_of: qid -> label, for items shown without one of their own (the
             file's "depicts now"); '' when unknown.
+        :param order: ``queue`` (oldest first) or ``uncertainty`` (nearest ``threshold``
+            first; ``core.review_order``, docs/learning.md).
         """
         self.store = store
         self.reviewer = reviewer
@@ -133,6 +139,7 @@ class ReviewSession:
         self._frontier = 0  # files.id of the newest file fetched by walking forward
         self._returns: List[int] = []  # files left for an undo, to come back to (LIFO)
         self._history: List[_Step] = []
+        self.order, self._threshold = order, threshold
 
     # -- navigation ----------------------------------------------------------------------
 
@@ -220,15 +227,18 @@ class ReviewSession:
             return
         step = self._history.pop()
         view = self._views[step.file_id]
-        undone = []
+        undone, writing = [], []
         for index, decision_id, action in reversed(step.entries):
             try:
-                self.store.undo_decision(decision_id)
+                recorded = self.store.undo_decision(decision_id)
             except (IllegalTransition, NotFound):
                 # The writer (or another reviewer) moved the pair on since: it stays as it is.
                 view.marks[index] = view.marks[index] or "taken"
                 self.message = f"cannot undo {view.file.candidates[index].qid}: it was handled meanwhile"
                 continue
+            # An approval the writer was already writing: say what follows, not a plain "undone".
+            writing.append(in_flight_message(view.file.mid, view.file.candidates[index].qid,
+                                             getattr(recorded, "in_flight", "")))
             view.marks[index] = ""
             self.counts.add(action, -1)
             self.counts.undone += 1
@@ -241,19 +251,26 @@ class ReviewSession:
             self.current = view
         view.cursor = min(undone)
         qids = ", ".join(view.file.candidates[i].qid for i in sorted(undone))
-        self.message = f"undone: {qids} on {view.file.mid} is open again"
+        self.message = "; ".join([f"undone: {qids} on {view.file.mid} is open again", *filter(None, writing)])
 
     # -- helpers -------------------------------------------------------------------------
 
     def _record(self, view: FileView, index: int, action: DecisionAction) -> Optional[int]:
         cand = view.file.candidates[index]
         try:
-            return self.store.record_decision(view.file.page_id, cand.qid, action, self.reviewer, self.source)
-        except IllegalTransition:
+            # The session shows pairs waiting for review: the decision applies only if the
+            # pair still waits, never over what another reviewer decided meanwhile.
+            return self.store.record_decision(view.file.page_id, cand.qid, action, self.reviewer, self.source,
+                                              seen=Seen(CandidateState.PROPOSED))
+        except IllegalTransition as exc:
             # Another reviewer decided it (or the writer took it) while it was on screen.
-            state = reviews.pair_status(self.store, view.file.page_id, cand.qid).state
-            view.marks[index] = f"already {state.value if state else 'gone'} elsewhere"
-            self.message = f"{cand.qid} was decided elsewhere meanwhile ({view.marks[index]})"
+            if isinstance(exc, DecisionConflict) and exc.state:
+                now = Seen(CandidateState(exc.state), exc.reviewer, exc.prominent).describe()
+            else:
+                state = reviews.pair_status(self.store, view.file.page_id, cand.qid).state
+                now = state.value if state else "gone"
+            view.marks[index] = f"already {now} elsewhere"
+            self.message = f"{cand.qid} was decided elsewhere meanwhile ({now}): nothing of yours recorded"
             return None
 
     def _after_decision(self, view: FileView, index: int) -> None:
@@ -270,7 +287,13 @@ class ReviewSession:
             if not view.done:
                 self.current = view
                 return
-        found = reviews.next_review_file(self.store, self.filter, after_id=self._frontier)
+        if self.order == "uncertainty":
+            from wikivel_bot.queue.learning_queries import next_uncertain_file
+
+            found = next_uncertain_file(self.store, self.filter, self._threshold, after_id=self._frontier,
+                                        exclude=tuple(self._views))
+        else:
+            found = reviews.next_review_file(self.store, self.filter, after_id=self._frontier)
         if found is None:
             self.current = None
             return

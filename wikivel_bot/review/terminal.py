@@ -12,11 +12,13 @@ Keys (``?`` shows them in the session)::
 from __future__ import annotations
 
 import shutil
+import textwrap
 import webbrowser
 from contextlib import nullcontext
 from typing import Callable, ContextManager, Iterable, List, Optional, TextIO
 
 from wikivel_bot.core.review_rules import format_score, format_signals
+from wikivel_bot.core.safety import rule_counts
 from wikivel_bot.review.session import ReviewSession, SessionCounts
 from wikivel_bot.types import DecisionAction
 
@@ -135,7 +137,7 @@ def render(session: ReviewSession, width: int = 100, height: Optional[int] = Non
         top.append(_cut(f"depicts now: {depicts or '(nothing yet)'}", width))
         if f.withheld:
             # What the bot chose not to say about this file (named people, sensitive classes).
-            counts = ", ".join(f"{n} {rule}" for rule, n in sorted(f.withheld_by_rule().items()))
+            counts = rule_counts(f.withheld_by_rule())
             top.append(_cut(f"withheld:    {counts} (safety rules)", width))
         if any(c.random_weights for c in f.candidates):
             top.append(_cut("WARNING: made by a linker with random weights - these suggestions mean nothing", width))
@@ -160,7 +162,10 @@ def render(session: ReviewSession, width: int = 100, height: Optional[int] = Non
         bottom.append("")
         bottom.extend(_cut(line, width) for line in KEY_LINES)
     if session.message:
-        bottom.append(f">> {session.message}")
+        # Wrapped here at spaces: the terminal would wrap a long message (the ? help) at its
+        # last column, in the middle of a word.
+        bottom.extend(textwrap.wrap(f">> {session.message}", max(20, width), subsequent_indent="   ",
+                                    break_long_words=False, break_on_hyphens=False))
     if height is not None and view is not None:
         top, middle = _fit(top, blocks, cursor, bottom, width, height - 1)
     else:

@@ -6,7 +6,11 @@ Modules, one concept each:
 * :mod:`~wikivel_bot.web.security` — CSRF check, security headers, the decision rate limit:
   all in one place, as ``before_request``/``after_request`` hooks.
 * :mod:`~wikivel_bot.web.reviewer` — who is logged in and what they may do (pure rules).
-* :mod:`~wikivel_bot.web.oauth` — login with the reviewer's wiki account (MediaWiki OAuth 2.0).
+* :mod:`~wikivel_bot.web.oauth` — login with the reviewer's wiki account (MediaWiki OAuth 2.0,
+  with PKCE).
+* :mod:`~wikivel_bot.web.sessions` — logins kept in the queue database, ended by logout and an
+  absolute lifetime; the wiki profile (blocked, groups) re-read every few minutes.
+* :mod:`~wikivel_bot.web.api_errors` — every answer under ``/api/`` is JSON, errors included.
 * :mod:`~wikivel_bot.web.decisions` — the one decision function the page and the API share.
 * :mod:`~wikivel_bot.web.api` — ``/api/queue``, ``/api/files/<M-id>``, ``/api/stats``,
   ``/api/decisions``.

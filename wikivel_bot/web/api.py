@@ -14,6 +14,7 @@ Reading needs no login; deciding does.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Dict, Optional, Tuple
@@ -23,7 +24,7 @@ from flask import Blueprint, Response, jsonify, request
 from wikivel_bot.core.review_rules import ReviewFile, ReviewFilter
 from wikivel_bot.errors import WikivelError
 from wikivel_bot.queue import web_queries
-from wikivel_bot.types import CandidateState, is_qid, page_id_of
+from wikivel_bot.types import CandidateState, is_mid, is_qid, page_id_of
 from wikivel_bot.web.context import current_reviewer, web
 from wikivel_bot.web.decisions import apply_decision
 from wikivel_bot.web.items import items_in
@@ -31,6 +32,9 @@ from wikivel_bot.web.views import file_view
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 MAX_LIMIT = 100
+# ``after`` is a files.id (a BIGINT): anything larger cannot be one, and would overflow the
+# database driver's integer (an OverflowError, a 500) if it reached the query.
+MAX_AFTER = 2**63 - 1
 
 
 class BadRequest(ValueError):
@@ -76,13 +80,27 @@ def thresholds() -> Any:
 
 
 def _number(name: str) -> Optional[float]:
+    """A finite decimal number (ASCII: ``float`` also takes other scripts' digits)."""
     raw = request.args.get(name, "").strip()
     if not raw:
         return None
     try:
-        return float(raw)
+        value = float(raw) if raw.isascii() else math.nan
     except ValueError:
-        raise BadRequest(f"{name} must be a number, not {raw!r}") from None
+        value = math.nan
+    if not math.isfinite(value):
+        raise BadRequest(f"{name} must be a number, not {raw[:40]!r}")
+    return value
+
+
+def _whole(name: str, default: int, low: int, high: int) -> int:
+    """A whole number in ``[low, high]`` given in ASCII digits (``int`` also takes ``"١٢"``)."""
+    raw = (request.args.get(name) or "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19 or not low <= int(raw) <= high:
+        raise BadRequest(f"{name} must be a whole number between {low} and {high}, not {raw[:40]!r}")
+    return int(raw)
 
 
 def parse_query() -> Tuple[web_queries.QueueQuery, int, int]:
@@ -100,13 +118,8 @@ def parse_query() -> Tuple[web_queries.QueueQuery, int, int]:
     item = (request.args.get("item") or "").strip().upper()
     if item and not is_qid(item):
         raise BadRequest(f"item must be a Wikidata item id such as Q146, not {item!r}")
-    try:
-        after = int(request.args.get("after") or 0)
-        limit = int(request.args.get("limit") or ctx.settings.web.page_size)
-    except ValueError:
-        raise BadRequest("after and limit must be whole numbers") from None
-    if not 1 <= limit <= MAX_LIMIT:
-        raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}")
+    after = _whole("after", 0, 0, MAX_AFTER)
+    limit = _whole("limit", min(ctx.settings.web.page_size, MAX_LIMIT), 1, MAX_LIMIT)
     flt = ReviewFilter(states=states, min_score=_number("min_score"),
                        category=(request.args.get("category") or "").strip(),
                        linker=(request.args.get("linker") or "").strip(), safety=ctx.safety)
@@ -182,7 +195,11 @@ def stats() -> Response:
 @bp.post("/decisions")
 def decisions() -> Response:
     ctx = web()
-    payload = request.get_json(silent=True)
+    payload: Any = request.get_json(silent=True)
+    if isinstance(payload, dict):
+        typed = payload.get("file")
+        if isinstance(typed, str) and is_mid(typed.strip(), any_case=True):
+            payload = {**payload, "file": "M" + typed.strip()[1:]}  # "m10001", as people type it
     outcome = apply_decision(ctx.store, ctx.settings.web, ctx.limiter, current_reviewer(), payload)
     answer = _json(outcome.body, outcome.status)
     if outcome.status == 429:

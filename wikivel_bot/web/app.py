@@ -7,6 +7,7 @@ of their own and drive it with Flask's test client or a real browser over waitre
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Union
@@ -17,7 +18,7 @@ from wikivel_bot.config import Settings, SiteSettings
 from wikivel_bot.core.review_rules import SITE_BASES
 from wikivel_bot.core.safety import item_check, rules_from
 from wikivel_bot.queue.store import Store
-from wikivel_bot.web import api, oauth, pages, security
+from wikivel_bot.web import api, api_errors, oauth, pages, security, sessions
 from wikivel_bot.web.context import Reverter, WebContext
 from wikivel_bot.web.secrets_file import WebSecrets, load_secrets
 from wikivel_bot.wikidata.agent import WEB_TOOL, user_agent as build_user_agent
@@ -64,7 +65,8 @@ def create_app(
     :param items: a Wikidata client, True to build one from ``[site]``, or None/False for none
         (the page then shows the linker's labels).
     :param reverter: reverts a batch for an operator; None: the batch page offers no revert.
-    :param clock: the rate limiter's clock (tests).
+    :param clock: the clock of the rate limiter, the login lifetime and the profile
+        re-check, in seconds since the epoch (tests move it by hand); default: the real one.
     :param labels: the label set: the items it keeps are shown with its texts in the
         reviewer's language (``labels.languages``); None: every item from ``items``.
     """
@@ -84,7 +86,10 @@ def create_app(
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=settings.web.public_url.startswith("https://"),
-        PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
+        # The cookie lives as long as the login may (web.session_hours), and is not
+        # renewed by use: the server ends the login at that time anyway (web.sessions).
+        PERMANENT_SESSION_LIFETIME=timedelta(hours=settings.web.session_hours),
+        SESSION_REFRESH_EACH_REQUEST=False,
         MAX_CONTENT_LENGTH=64 * 1024,
         JSON_SORT_KEYS=False,
     )
@@ -94,9 +99,14 @@ def create_app(
         labels=labels, reverter=reverter, oauth_base=oauth_base(site, settings.web.oauth_url), user_agent=user_agent,
         # Checked against the label set only: the writer, which reads Wikidata, refuses the rest.
         safety=item_check(rules_from(settings.safety), labels),
+        clock=clock or time.time,
     )
     origins = {security.origin_of(u) for u in (site.api_url, site.wikidata_api_url)} | {WIKIMEDIA_MEDIA}
+    # Order matters: who is logged in (sessions), then the CSRF check that asks it, then
+    # the JSON body check.
+    app.before_request(sessions.load)
     security.install(app, {o for o in origins if o})
+    api_errors.install(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(oauth.bp)
     app.register_blueprint(api.bp)

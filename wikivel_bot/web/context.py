@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, List, Optional
 
-from flask import current_app, session
+from flask import current_app, g
 
 from wikivel_bot.config import Settings
 from wikivel_bot.core.safety import ItemCheck
 from wikivel_bot.queue.store import Store
-from wikivel_bot.web.reviewer import Reviewer, from_session
+from wikivel_bot.web.reviewer import Reviewer
 from wikivel_bot.web.secrets_file import WebSecrets
 from wikivel_bot.web.security import RateLimiter
 from wikivel_bot.wikidata.agent import WEB_TOOL, user_agent
@@ -41,6 +42,8 @@ class WebContext:
     oauth_base: str = ""
     user_agent: str = field(default_factory=lambda: user_agent(tool=WEB_TOOL))
     extra: dict = field(default_factory=dict)
+    # Wall-clock seconds for the login lifetime and the profile re-check (tests move it).
+    clock: Callable[[], float] = time.time
 
 
 def web() -> WebContext:
@@ -50,5 +53,7 @@ def web() -> WebContext:
 
 
 def current_reviewer() -> Optional[Reviewer]:
-    """Who is logged in on this request, or None."""
-    return from_session(session.get("user"))
+    """Who is logged in on this request (an open login, its wiki profile re-read when due:
+    :func:`wikivel_bot.web.sessions.load`), or None."""
+    found: Optional[Reviewer] = g.get("reviewer")
+    return found

@@ -7,14 +7,15 @@ decision is the same row, with the reviewer's wiki user name and source ``web``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Union
 
 from wikivel_bot.config import WebSettings
 from wikivel_bot.core.states import DECISION_TARGET
-from wikivel_bot.errors import IllegalTransition, NotFound, UsageError
+from wikivel_bot.errors import DecisionConflict, IllegalTransition, NotFound, UsageError
 from wikivel_bot.queue import reviews, web_queries
 from wikivel_bot.queue.store import Store
-from wikivel_bot.review.actions import decide
+from wikivel_bot.queue.store.decisions import Seen
+from wikivel_bot.review.actions import decide, in_flight_message
 from wikivel_bot.types import CandidateState, DecisionAction, is_qid, page_id_of
 from wikivel_bot.web.reviewer import Reviewer
 from wikivel_bot.web.security import RateLimiter
@@ -48,10 +49,14 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
 
     :param reviewer: the logged-in user (None: 401).
     :param payload: ``{"file": "M123", "item": "Q146", "action": "approve" | "prominent" |
-        "reject" | "skip" | "undo"}``.
-    :return: 200 with the pair's new state; 400 bad input; 401 not logged in; 403 not allowed
-        (blocked, not in an allowed group); 404 unknown file or pair; 409 decided elsewhere
-        meanwhile (the body says by whom and what); 429 over the rate limit.
+        "reject" | "skip" | "undo", "seen": {"state": "proposed", "reviewer": null,
+        "prominent": false}}``: ``seen`` is the pair as the page showed it (default: waiting
+        for review); the pair changes only if it is still so.
+    :return: 200 with the pair's new state (``overrode``: whose decision an operator's
+        replaced); 400 bad input; 401 not logged in; 403 not allowed (blocked, not in an
+        allowed group); 404 unknown file or pair; 409 decided elsewhere meanwhile, or decided
+        by another reviewer and this is no operator (the body says by whom and what; nothing
+        changed); 429 over the rate limit.
     """
     if reviewer is None:
         return _fail(401, "log in first (GET /login)")
@@ -69,6 +74,9 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
     qid = qid.upper()
     if not is_qid(qid):
         return _fail(400, f"item must be a Wikidata item id such as Q146, not {qid!r}")
+    seen = seen_of(payload.get("seen"))
+    if isinstance(seen, str):
+        return _fail(400, seen)
     wait = limiter.allow(reviewer.name)
     if wait:
         return _fail(429, f"more than {web.decisions_per_minute} decisions a minute: wait {wait:.0f} s",
@@ -76,11 +84,16 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
     action = ACTIONS[word]
     if action is None:
         return _undo(store, reviewer, page_id, qid, mid)
+    override = reviewer.is_operator(web)
     try:
         # No pre-check: the store finds, checks and changes the pair in one transaction
         # (on a server database every transaction and statement is a round trip, and this
         # runs on every decision); the rare failures are explained afterwards.
-        decide(store, mid, [qid], action, reviewer.name, source=SOURCE, add_unproposed=False)
+        (decided,) = decide(store, mid, [qid], action, reviewer.name, source=SOURCE, add_unproposed=False,
+               seen=seen, override=override)
+    except DecisionConflict as exc:
+        return _fail(409, str(exc), state=exc.state, prominent=exc.prominent,
+                     reviewer=exc.reviewer if exc.state != CandidateState.PROPOSED.value else None)
     except IllegalTransition as exc:
         return _conflict(store, page_id, qid, str(exc))
     except NotFound:
@@ -89,8 +102,33 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
         return _fail(400, str(exc))
     # Where the decision put the pair (the store checked the move in its transaction): no
     # second read needed.
-    return Outcome(200, {"file": mid, "item": qid, "action": word, "state": DECISION_TARGET[action].value,
-                         "prominent": action is DecisionAction.APPROVE_PROMINENT, "reviewer": reviewer.name})
+    done: Dict[str, Any] = {"file": mid, "item": qid, "action": word, "state": DECISION_TARGET[action].value,
+                            "prominent": action is DecisionAction.APPROVE_PROMINENT, "reviewer": reviewer.name}
+    if action is DecisionAction.SKIP:
+        done["reviewer"] = None  # a skip is no decision: the pair still waits for review
+    if seen.decided and seen.reviewer != reviewer.name:
+        done["overrode"] = seen.reviewer  # the store applied it as seen: an operator's override
+    if decided.in_flight:
+        # The pair was being written: the page says what follows instead of a plain success.
+        done["message"] = decided.in_flight
+    return Outcome(200, done)
+
+
+def seen_of(raw: Any) -> Union[Seen, str]:
+    """The pair as the page showed it (``{"state", "reviewer", "prominent"}``; absent: a
+    pair waiting for review), or what is wrong with it."""
+    if raw is None:
+        return Seen()
+    if not isinstance(raw, Mapping):
+        return 'seen must be an object such as {"state": "approved", "reviewer": "Alice", "prominent": false}'
+    try:
+        state = CandidateState(str(raw.get("state") or "proposed"))
+    except ValueError:
+        return f"seen.state must be one of {', '.join(s.value for s in CandidateState)}"
+    who, prominent = raw.get("reviewer"), raw.get("prominent")
+    if who is not None and not isinstance(who, str) or prominent is not None and not isinstance(prominent, bool):
+        return "seen.reviewer must be a user name or null, seen.prominent true, false or null"
+    return Seen(state, (who or "") if state is not CandidateState.PROPOSED else "", prominent)
 
 
 def _not_found(store: Store, page_id: int, qid: str, mid: str) -> Optional[Outcome]:
@@ -112,12 +150,16 @@ def _undo(store: Store, reviewer: Reviewer, page_id: int, qid: str, mid: str) ->
     if decision_id is None:
         return _conflict(store, page_id, qid, f"no decision of {reviewer.name} on {mid} {qid} to undo")
     try:
-        store.undo_decision(decision_id)
+        recorded = store.undo_decision(decision_id)
     except IllegalTransition as exc:
         return _conflict(store, page_id, qid, str(exc))
     except NotFound as exc:
         return _fail(404, str(exc))
-    return Outcome(200, {"file": mid, "item": qid, "action": "undo", **_pair(store, page_id, qid)})
+    body = {"file": mid, "item": qid, "action": "undo", **_pair(store, page_id, qid)}
+    writing = in_flight_message(mid, qid, getattr(recorded, "in_flight", ""))
+    if writing:
+        body["message"] = writing
+    return Outcome(200, body)
 
 
 def _pair(store: Store, page_id: int, qid: str) -> Dict[str, Any]:

@@ -6,7 +6,8 @@ and then to the evidence) with the item's own image (P18) beside the file. :func
 takes the texts and the P18 file of the items the label set keeps from the set itself (in
 ``labels.languages``), and asks the bot's one Wikidata client
 (:class:`wikivel_bot.wikidata.client.WikidataClient`) only for the others (e.g. depicts
-already on the file) and for thumbnail URLs. The client caches its answers (bounded in size
+already on the file), for the P18 of items the set keeps without a picture (the starter
+set has none), and for thumbnail URLs. The client caches its answers (bounded in size
 and time): a reviewer's session asks for the same items over and over, and Wikidata's API
 etiquette asks tools not to. Both sides choose an item's picture by the same rule
 (preferred P18, then normal, never deprecated), so the reviewer sees the linker's picture.
@@ -57,10 +58,13 @@ def items_in(qids: Iterable[str], lang: str, labels: Optional["LabelSet"],
     wanted = sorted(set(q for q in qids if q))
     texts = labels.texts_in(wanted, lang) if labels is not None else {}
     others = [q for q in wanted if q not in texts]
+    # The label set may keep an item's texts without its picture (the starter set carries
+    # none): its P18 then comes from the wiki too, through the same cached client.
+    imageless = [q for q, t in texts.items() if not t.image]
     found: Mapping[str, ItemInfo] = {}
-    if client is not None and others:
+    if client is not None and (others or imageless):
         try:
-            found = client.get(others, languages=(lang,))
+            found = client.get(others + imageless, languages=(lang,))
         except WikiError as exc:
             log.warning("item look-up failed, showing the linker's labels: %s", exc)
     titles = {q: "File:" + t.image for q, t in texts.items() if t.image}
@@ -73,6 +77,8 @@ def items_in(qids: Iterable[str], lang: str, labels: Optional["LabelSet"],
             log.warning("image look-up failed, items shown without images: %s", exc)
     out: Dict[str, ShownItem] = {}
     for qid, info in found.items():
+        if qid in texts:
+            continue  # only its picture was looked up: the label set's texts are shown
         title = titles.get(qid, "")
         out[qid] = ShownItem(qid, info.label, info.description, info.label_language, title, thumbs.get(title, ""),
                              description_lang=info.description_language)

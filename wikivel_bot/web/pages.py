@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any, Dict
 from urllib.parse import urlencode
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, Response, current_app, redirect, render_template, request, session, url_for
 
 from wikivel_bot.core.review_rules import ReviewFilter
 from wikivel_bot.errors import WikivelError
-from wikivel_bot.queue import reviews, web_queries
+from wikivel_bot.queue import reviews, revert_queries, web_queries
 from wikivel_bot.web.api import BadRequest, one_file, parse_query, uselang, views
 from wikivel_bot.web.context import current_reviewer, web
 from wikivel_bot.web.items import items_in
@@ -85,7 +85,13 @@ def review() -> Response:
         if found is None:
             return _error(404, f"{mid} is not in the queue")
     else:
-        waiting = reviews.next_review_file(store, flt, after_id=after)
+        settings = web().settings
+        if settings.review.order == "uncertainty":  # review.order (docs/learning.md)
+            from wikivel_bot.queue.learning_queries import next_uncertain_file
+
+            waiting = next_uncertain_file(store, flt, settings.learning.threshold, after_id=after)
+        else:
+            waiting = reviews.next_review_file(store, flt, after_id=after)
         if waiting is None:
             return _page("review.html", file=None, filters=_filters(), title="Review")
         found = web_queries.file_detail(store, waiting.page_id, web().safety)
@@ -100,6 +106,7 @@ def review() -> Response:
         "after": _review_url(filters, after=str(found.file_id)),
     }
     return _page("review.html", file=views([found])[0], links=links, filters=filters,
+                 order=web().settings.review.order,
                  refresh_ms=current_app.config.get("WIKIVEL_REFRESH_MS", 15000), title=f"Review {found.mid}")
 
 
@@ -137,27 +144,54 @@ def batch(batch_id: str) -> Response:
     if not edits:
         return _error(404, f"no write batch {batch_id}")
     site = web().settings.site
+    # What the revert just done said (POST/redirect/GET: shown once, a reload shows the batch).
+    done = session.pop("reverted", None) if session.get("reverted", {}).get("batch") == batch_id else None
     return _page("batch.html", batch_id=batch_id, edits=edits, index_url=_index_url(site.api_url),
-                 reverted=None, title=f"Batch {batch_id}")
+                 reverted=done["lines"] if done else None, title=f"Batch {batch_id}")
 
 
-@bp.post("/batches/<batch_id>/revert")
-def revert(batch_id: str) -> Response:
+def _may_revert(batch_id: str) -> Response | str:
+    """The operator's name, or the answer refusing them."""
     ctx = web()
     reviewer = current_reviewer()
     if reviewer is None:
         return redirect(url_for("oauth.login", next=url_for("pages.batch", batch_id=batch_id)))  # type: ignore[return-value]
     if not reviewer.is_operator(ctx.settings.web):
-        return _error(403, f"{reviewer.name} is not an operator: only web.operators may revert a batch")
+        if reviewer.blocked:
+            return _error(403, reviewer.why_not(ctx.settings.web))
+        return _error(403, f"{reviewer.name} is not an operator: only web.operators and members of "
+                           "web.operator_groups may revert a batch")
     if ctx.reverter is None:
         return _error(503, "reverting is not available in this web process")
+    return reviewer.name
+
+
+@bp.get("/batches/<batch_id>/revert")
+def confirm_revert(batch_id: str) -> Response:
+    """Ask first: how many statements on how many files the revert would remove."""
+    who = _may_revert(batch_id)
+    if not isinstance(who, str):
+        return who
     try:
-        lines = ctx.reverter(batch_id, reviewer.name)
+        statements = revert_queries.written_statements(web().store, batch_id)
+    except WikivelError as exc:
+        return _error(404, " ".join(str(exc).split()))
+    return _page("revert_confirm.html", batch_id=batch_id, statements=len(statements),
+                 files=len({s.page_id for s in statements}), title=f"Revert batch {batch_id}?")
+
+
+@bp.post("/batches/<batch_id>/revert")
+def revert(batch_id: str) -> Response:
+    who = _may_revert(batch_id)
+    if not isinstance(who, str):
+        return who
+    try:
+        lines = web().reverter(batch_id, who)  # type: ignore[misc]
     except WikivelError as exc:
         return _error(409, " ".join(str(exc).split()))
-    events = reviews.audit_events(ctx.store, batch_id=batch_id)
-    return _page("batch.html", batch_id=batch_id, edits=[e for e in events if e.kind == "edit"],
-                 index_url=_index_url(ctx.settings.site.api_url), reverted=lines, title=f"Batch {batch_id}")
+    # Kept in the (cookie) session until the batch page shows it: a few short lines.
+    session["reverted"] = {"batch": batch_id, "lines": [line[:300] for line in lines[:20]]}
+    return redirect(url_for("pages.batch", batch_id=batch_id), code=303)  # type: ignore[return-value]
 
 
 def _index_url(api_url: str) -> str:

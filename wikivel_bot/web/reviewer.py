@@ -2,13 +2,14 @@
 
 Pure rules over the OAuth profile, so they are tested without a wiki: anyone logged in may
 look; members of ``web.allowed_groups`` or the users in ``web.allowed_users`` may decide,
-unless blocked; ``web.operators`` may also revert a write batch (and decide, unless blocked).
+unless blocked; ``web.operators`` (and members of ``web.operator_groups``) may also revert a
+write batch and override another reviewer's decision (and decide, unless blocked).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Mapping, Tuple
 
 from wikivel_bot.config import WebSettings
 from wikivel_bot.core.review_rules import normalize_name
@@ -16,12 +17,15 @@ from wikivel_bot.core.review_rules import normalize_name
 
 @dataclass(frozen=True)
 class Reviewer:
-    """A logged-in wiki user, as the OAuth profile described them at login."""
+    """A logged-in wiki user, as the wiki last described them (at login, then every
+    ``web.profile_check_minutes``: :mod:`wikivel_bot.web.sessions`)."""
 
     name: str
     user_id: str = ""
     groups: Tuple[str, ...] = ()
     blocked: bool = False
+    # The wiki's reason for the block (``list=users``' ``blockreason``), "" when unknown.
+    block_reason: str = ""
 
     def may_decide(self, web: WebSettings) -> bool:
         """True when this user may approve, reject, skip and undo."""
@@ -33,28 +37,22 @@ class Reviewer:
         return self.name in allowed_users or bool(set(self.groups) & set(web.allowed_groups))
 
     def is_operator(self, web: WebSettings) -> bool:
-        """True when this user may revert a batch (a blocked operator may not)."""
-        return not self.blocked and self.name in {normalize_name(u, "User") for u in web.operators}
+        """True when this user may revert a batch and override another reviewer's decision
+        (``web.operators`` or a member of ``web.operator_groups``; a blocked operator may not)."""
+        if self.blocked:
+            return False
+        return self.name in {normalize_name(u, "User") for u in web.operators} \
+            or bool(set(self.groups) & set(web.operator_groups))
 
     def why_not(self, web: WebSettings) -> str:
         """Why this user may not decide ("" when they may), for the page and 403 answers."""
         if self.blocked:
-            return f"{self.name} is blocked on the wiki and cannot review"
+            why = " ".join(self.block_reason.split())
+            return f"{self.name} is blocked on the wiki and cannot review" + (f" (reason: {why})" if why else "")
         if self.may_decide(web):
             return ""
         groups = ", ".join(web.allowed_groups) or "none"
         return f"{self.name} may look but not decide: reviewing needs one of the groups ({groups}) or an allow-list entry"
-
-    def to_session(self) -> Dict[str, Any]:
-        return {"name": self.name, "id": self.user_id, "groups": list(self.groups), "blocked": self.blocked}
-
-
-def from_session(data: Optional[Mapping[str, Any]]) -> Optional[Reviewer]:
-    """The reviewer stored in the session cookie, or None when nobody is logged in."""
-    if not data or not data.get("name"):
-        return None
-    return Reviewer(name=str(data["name"]), user_id=str(data.get("id", "")),
-                    groups=tuple(str(g) for g in data.get("groups", ())), blocked=bool(data.get("blocked")))
 
 
 def from_profile(profile: Mapping[str, Any]) -> Reviewer:

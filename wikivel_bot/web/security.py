@@ -21,7 +21,7 @@ from collections import deque
 from typing import Callable, Deque, Dict, Iterable, Optional
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, jsonify, render_template, request, session
+from flask import Flask, Response, g, jsonify, render_template, request, session
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CSRF_HEADER = "X-CSRF-Token"
@@ -37,7 +37,8 @@ def csrf_token() -> str:
     return str(token)
 
 
-def _refuse(status: int, message: str) -> Response:
+def refuse(status: int, message: str) -> Response:
+    """A JSON error under ``/api/``, else the error page."""
     if request.path.startswith("/api/"):
         answer = jsonify(error=message)
         answer.status_code = status
@@ -49,12 +50,13 @@ def check_request() -> Optional[Response]:
     """The ``before_request`` hook: None lets the request through."""
     if request.method not in STATE_CHANGING:
         return None
-    if request.path.startswith("/api/") and not session.get("user"):
-        return _refuse(401, "log in first (GET /login)")
+    # g.reviewer: set by wikivel_bot.web.sessions.load, registered before this hook.
+    if request.path.startswith("/api/") and g.get("reviewer") is None:
+        return refuse(401, "log in first (GET /login)")
     sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD) or ""
     expected = session.get("csrf") or ""
     if not expected or not secrets.compare_digest(str(sent), str(expected)):
-        return _refuse(403, "missing or wrong CSRF token (send the page's token as X-CSRF-Token)")
+        return refuse(403, "missing or wrong CSRF token (send the page's token as X-CSRF-Token)")
     return None
 
 

@@ -7,9 +7,11 @@ it as JSON (``application/json``, never HTML).
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from wikivel_bot.core.review_rules import ReviewCandidate, ReviewFile, file_page_url, format_signals
+from wikivel_bot.core.safety import rule_count
+from wikivel_bot.types import CandidateState
 from wikivel_bot.web.items import ShownItem
 
 
@@ -78,11 +80,28 @@ def file_view(f: ReviewFile, items: Mapping[str, ShownItem], api_url: str = "", 
         "uploaded_at": f.uploaded_at.isoformat() + "Z" if f.uploaded_at else None,
         "description": f.description,
         "categories": list(f.categories),
-        "depicts": [{"item": d.qid, "label": (items[d.qid].label if d.qid in items else "") or d.qid,
-                     "label_lang": items[d.qid].lang if d.qid in items and items[d.qid].label else "",
-                     "prominent": d.rank == "preferred"} for d in f.depicts],
+        "depicts": depicts_view(f, items),
         "candidates": [candidate_view(c, items.get(c.qid), thresholds) for c in f.candidates],
         # What the safety rules chose not to suggest for this file, by rule: the reviewer
         # sees that the bot withheld something, not what (no named person leaks).
         "withheld": f.withheld_by_rule(),
+        # The same counts in words for the page ("27 named people").
+        "withheld_counts": [rule_count(n, rule) for rule, n in sorted(f.withheld_by_rule().items())],
     }
+
+
+def depicts_view(f: ReviewFile, items: Mapping[str, ShownItem]) -> List[Dict[str, Any]]:
+    """What the file depicts now: the statements read when it was fetched, and the ones the
+    bot wrote since (``by_bot``), which that reading predates; "Depicts now" would otherwise
+    miss the bot's own edits until the file is fetched again."""
+    shown = [{"item": d.qid, "label": (items[d.qid].label if d.qid in items else "") or d.qid,
+              "label_lang": items[d.qid].lang if d.qid in items and items[d.qid].label else "",
+              "prominent": d.rank == "preferred", "by_bot": False} for d in f.depicts]
+    present = {d.qid for d in f.depicts}
+    for c in f.candidates:
+        if c.state is CandidateState.WRITTEN and c.qid not in present:
+            info = items.get(c.qid)
+            shown.append({"item": c.qid, "label": (info.label if info and info.label else c.label) or c.qid,
+                          "label_lang": info.lang if info and info.label else "",
+                          "prominent": c.prominent, "by_bot": True})
+    return shown

@@ -18,6 +18,8 @@ read on its own:
 * ``decisions`` — reviewers' decisions, their undo, ``rejected_items``;
 * ``claims`` — claiming approved pairs, confirming, renewing and releasing leases;
 * ``writes`` — recording write outcomes, the audit trail;
+* ``follow_ups`` — statements a decision made after their edit left no longer wants as they
+  are (removed again, or their rank changed), with :class:`FollowUp`;
 * ``cursors`` — poll cursors and per-state counts;
 * ``evidence_cache`` — what a category, link or identifier resolved to, until it expires.
 
@@ -31,15 +33,16 @@ from wikivel_bot.queue.store.cursors import CursorsMixin
 from wikivel_bot.queue.store.decisions import DecisionsMixin
 from wikivel_bot.queue.store.evidence_cache import EvidenceCacheMixin
 from wikivel_bot.queue.store.files import FilesMixin
+from wikivel_bot.queue.store.follow_ups import FollowUp, FollowUpsMixin
 from wikivel_bot.queue.store.linking import FileOutcome, LinkingMixin
 from wikivel_bot.queue.store.writes import WritesMixin
 
 # Names callers import from here; FileOutcome lives in linking.py.
-__all__ = ["FileOutcome", "Store"]
+__all__ = ["FileOutcome", "FollowUp", "Store"]
 
 
-class Store(FilesMixin, LinkingMixin, DecisionsMixin, ClaimsMixin, WritesMixin, CursorsMixin,
-            EvidenceCacheMixin):
+class Store(FilesMixin, LinkingMixin, DecisionsMixin, ClaimsMixin, WritesMixin, FollowUpsMixin,
+            CursorsMixin, EvidenceCacheMixin):
     """The queue on one database. Safe to share between threads of one process.
 
     ``Store(engine, claim_lease_s=900, clock=utcnow)``: see

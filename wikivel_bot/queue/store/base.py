@@ -63,10 +63,18 @@ class StoreBase:
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
-        """A transaction (for the read queries of ``queue/``); a failure to connect
-        becomes DatabaseUnavailable (one line)."""
-        with self._connect() as conn, conn.begin():
-            yield conn
+        """A transaction (for the read queries of ``queue/``); a failure to connect, or a
+        connection lost in the middle (the server went away), becomes DatabaseUnavailable
+        (one line)."""
+        try:
+            with self._connect() as conn, conn.begin():
+                yield conn
+        except DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise
+            raise DatabaseUnavailable(
+                f"lost the connection to {redacted_url(self.engine)}: {exc.orig}".strip()
+            ) from None
 
     @contextmanager
     def reading(self) -> Iterator[Connection]:

@@ -10,7 +10,7 @@ block-at-once settlement that shares its code.
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from sqlalchemy import select, update
 
@@ -83,14 +83,6 @@ class FilesMixin(StoreBase):
                 )
         # The rows were read before the attempt was counted.
         return [dataclasses.replace(file_work(r), attempts=r.attempts + 1) for r in rows]
-
-    def release_files(self, file_ids: Sequence[int]) -> None:
-        """Give claimed files back without a state change (a worker shutting down)."""
-        if file_ids:
-            with self.transaction() as conn:
-                conn.execute(
-                    update(files).where(files.c.id.in_(list(file_ids))).values(claimed_by=None, claimed_at=None)
-                )
 
     def mark_fetched(self, file_id: int, media: MediaFile) -> None:
         """Store what the fetcher learned; the file moves to ``fetched``."""

@@ -37,9 +37,15 @@ class WritesMixin(StoreBase):
         retry time until ``max_attempts`` is used up; then, like permanent failures, it is
         left as ``write_failed`` for a human. A ``DryRun`` changes nothing but the audit trail
         and the pair's ``simulated_at``: it stays approved for a real write.
+
+        A ``Written`` is always recorded, whatever happened to the pair meanwhile: the edit is
+        on the wiki, so the audit (and ``revert``) must know it. When the pair is no longer
+        approved (a reject or an undo arrived while the request was in flight) the row is
+        added and the pair keeps the state the human gave it; when another writer holds it,
+        it moves to ``written`` all the same.
         :param worker: the lease holder recording; when given, the pair must still be its
-            claim, else :class:`LeaseLost` and nothing is recorded (a second writer that
-            took the pair over records it once, not twice).
+            claim for any other outcome, else :class:`LeaseLost` and nothing is recorded (a
+            second writer that took the pair over records it once, not twice).
         :return: the pair's new state.
         """
         now = self._now()
@@ -51,18 +57,26 @@ class WritesMixin(StoreBase):
             ).first()
             if row is None:
                 raise NotFound(f"no candidate {candidate_id}")
-            if worker is not None and (row.claimed_by != worker
-                                       or row.state != CandidateState.APPROVED.value):
+            made = isinstance(outcome, Written)
+            if worker is not None and not made and (row.claimed_by != worker
+                                                    or row.state != CandidateState.APPROVED.value):
                 raise LeaseLost(f"candidate {candidate_id} is no longer claimed by {worker}")
             attempt = row.attempts + 1
             target, retry_at, kind = _edit_target(outcome, attempt, max_attempts, now)
             current = CandidateState(row.state)
-            if target is not current and target not in states.CANDIDATE_MOVES[current]:
+            if made and current is not CandidateState.APPROVED:
+                target = current  # a human's later decision stands; the edit is recorded
+            elif target is not current and target not in states.CANDIDATE_MOVES[current]:
                 raise IllegalTransition(f"candidate {candidate_id} is {current.value}, not approved")
             values: Dict[str, Any] = dict(
                 state=target.value, attempts=attempt, retry_after=retry_at,
                 claimed_by=None, claimed_at=None, updated_at=now,
             )
+            if made and current is not CandidateState.APPROVED:
+                # Not ours to move: only our own claim (if any) is given back.
+                values = dict(updated_at=now, attempts=attempt)
+                if row.claimed_by is None or row.claimed_by == worker:
+                    values.update(claimed_by=None, claimed_at=None)
             if isinstance(outcome, DryRun):
                 # Only an audit record: the approval stays for a later real write, and a
                 # simulation is no attempt at writing.
@@ -75,6 +89,7 @@ class WritesMixin(StoreBase):
                     candidate_id=candidate_id, batch_id=recorded_batch, outcome=kind,
                     revid=getattr(outcome, "revid", None),
                     statement_id=getattr(outcome, "statement_id", None) or None,
+                    rank=getattr(outcome, "rank", "") or None,
                     error=getattr(outcome, "reason", None), attempt=attempt,
                     started_at=to_db_time(started_at), finished_at=now,  # type: ignore[arg-type]
                 )

@@ -2,12 +2,16 @@
 "use strict";
 window.wikivel = (function () {
   var token = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
-  function decide(file, item, action) {
+  /* seen: the pair as the page shows it ({state, reviewer, prominent}); the server changes
+     the pair only if it is still so (default: waiting for review). */
+  function decide(file, item, action, seen) {
+    var body = {file: file, item: item, action: action};
+    if (seen) { body.seen = seen; }
     return fetch("/api/decisions", {
       method: "POST",
       credentials: "same-origin",
       headers: {"Content-Type": "application/json", "X-CSRF-Token": token},
-      body: JSON.stringify({file: file, item: item, action: action})
+      body: JSON.stringify(body)
     }).then(function (r) {
       return r.json().then(function (body) { return {status: r.status, body: body}; });
     });

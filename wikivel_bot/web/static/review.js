@@ -6,6 +6,8 @@
   var W = window.wikivel;
   var file = root.dataset.file;
   var mayDecide = root.dataset.mayDecide === "1";
+  var me = root.dataset.me || "";
+  var operator = root.dataset.operator === "1";
   var rows = Array.prototype.slice.call(document.querySelectorAll("#candidates .cand"));
   var message = document.getElementById("message");
   var help = document.getElementById("help");
@@ -16,11 +18,19 @@
   function stack() { try { return JSON.parse(sessionStorage.getItem(undoKey) || "[]"); } catch (e) { return []; } }
   function saveStack(s) { sessionStorage.setItem(undoKey, JSON.stringify(s.slice(-200))); }
   function isOpen(row) { return row.dataset.state === "proposed" && !row.dataset.mine; }
-  function select(i) {
+  /* keepFocus: the keyboard focus is already inside the row (a button, a link): leave it. */
+  function select(i, keepFocus) {
     if (!rows.length) { return; }
     cursor = (i + rows.length) % rows.length;
     rows.forEach(function (r, j) { r.classList.toggle("selected", j === cursor); r.setAttribute("aria-current", j === cursor ? "true" : "false"); });
-    rows[cursor].focus({preventScroll: false});
+    if (!keepFocus) { rows[cursor].focus({preventScroll: false}); }
+  }
+  /* What the page shows of a pair: sent with a decision, so it applies only if still so. */
+  function seenOf(row) {
+    return {state: row.dataset.state, reviewer: row.dataset.reviewer || null, prominent: row.dataset.prominent === "1"};
+  }
+  function described(state, reviewer, prominent) {
+    return state + (prominent && state === "approved" ? " (prominent)" : "") + (reviewer ? " by " + reviewer : "");
   }
   function firstOpen(from) {
     for (var k = 0; k < rows.length; k++) {
@@ -29,8 +39,10 @@
     }
     return -1;
   }
-  function mark(row, state, text) {
+  function mark(row, state, text, reviewer, prominent) {
     row.dataset.state = state;
+    row.dataset.reviewer = state === "proposed" ? "" : (reviewer || "");
+    row.dataset.prominent = prominent ? "1" : "0";
     row.className = row.className.replace(/\bstate-\S+/g, "") + " state-" + state;
     W.say(row.querySelector(".status"), text);
   }
@@ -46,20 +58,29 @@
     if (!mayDecide) { W.say(message, "You may look but not decide (log in with an allowed account)."); return; }
     var row = rows[cursor];
     if (!row) { return; }
-    if (!isOpen(row)) { W.say(message, row.dataset.item + " is already " + row.dataset.state + " (u undoes your last decision)"); return; }
+    var theirs = !isOpen(row) && (row.dataset.state === "approved" || row.dataset.state === "rejected") &&
+        row.dataset.reviewer && row.dataset.reviewer !== me;
+    if (!isOpen(row) && !(theirs && operator)) {
+      W.say(message, row.dataset.item + " is already " + described(row.dataset.state, row.dataset.reviewer, row.dataset.prominent === "1") +
+        (theirs ? ": only an operator may override another reviewer's decision" : " (u undoes your last decision)"));
+      return;
+    }
     busy = true;
-    W.decide(file, row.dataset.item, action).then(function (res) {
+    W.decide(file, row.dataset.item, action, seenOf(row)).then(function (res) {
       busy = false;
       if (res.status === 200) {
         row.dataset.mine = "1";
-        mark(row, res.body.state, W.WORDS[action] + " by you");
+        mark(row, res.body.state, W.WORDS[action] + " by you" + (res.body.overrode ? " (override of " + res.body.overrode + "'s decision)" : ""),
+             res.body.reviewer, res.body.prominent);
         var s = stack(); s.push({file: file, item: row.dataset.item, url: window.location.pathname + window.location.search}); saveStack(s);
-        W.say(message, W.WORDS[action] + ": " + row.querySelector(".item a").textContent);
+        /* A pair being written: the server says what follows (removed again, rank changed). */
+        W.say(message, res.body.message || (W.WORDS[action] + ": " + row.querySelector(".item a").textContent));
         showTally();
         afterDecision();
       } else if (res.status === 409) {
-        mark(row, res.body.state || "gone", "already " + (res.body.state || "gone") + (res.body.reviewer ? " by " + res.body.reviewer : "") + " elsewhere");
-        W.say(message, "Decided elsewhere meanwhile: " + row.dataset.item);
+        mark(row, res.body.state || "gone", "already " + described(res.body.state || "gone", res.body.reviewer, res.body.prominent) + " elsewhere",
+             res.body.reviewer, res.body.prominent);
+        W.say(message, res.body.error || ("Decided elsewhere meanwhile: " + row.dataset.item));
         afterDecision();
       } else if (res.status === 401) {
         window.location.assign(root.dataset.login);
@@ -80,15 +101,24 @@
       if (res.status !== 200) { W.say(message, res.body.error || ("cannot undo: " + res.status)); return; }
       if (last.file !== file) { window.location.assign("/review?file=" + encodeURIComponent(last.file)); return; }
       rows.forEach(function (r, j) {
-        if (r.dataset.item === last.item) { delete r.dataset.mine; mark(r, res.body.state, ""); select(j); }
+        if (r.dataset.item === last.item) {
+          delete r.dataset.mine;
+          /* Back to waiting (no reviewer), or to the decision an operator's override replaced. */
+          mark(r, res.body.state, res.body.state === "proposed" ? "" : described(res.body.state, res.body.reviewer, res.body.prominent),
+               res.body.reviewer, res.body.prominent);
+          select(j);
+        }
       });
-      W.say(message, "Undone: " + last.item + " is open again.");
+      W.say(message, res.body.message || ("Undone: " + last.item + (res.body.state === "proposed" ? " is open again." :
+        " is " + described(res.body.state, res.body.reviewer, res.body.prominent) + " again.")));
     }, function () { busy = false; W.say(message, "The server did not answer; try again."); });
   }
   function toggleHelp() { help.hidden = !help.hidden; }
 
   rows.forEach(function (row, j) {
     row.addEventListener("click", function () { select(j); });
+    /* Tab onto a row's button or link: that row is the one the keys act on. */
+    row.addEventListener("focusin", function () { if (j !== cursor) { select(j, true); } });
     Array.prototype.forEach.call(row.querySelectorAll("button[data-action]"), function (b) {
       b.addEventListener("click", function (ev) { ev.stopPropagation(); select(j); act(b.dataset.action); });
     });
@@ -100,6 +130,8 @@
     var tag = (ev.target && ev.target.tagName) || "";
     if (tag === "INPUT" || tag === "TEXTAREA") { return; }
     var keys = {"1": "approve", "2": "prominent", "3": "reject", "s": "skip"};
+    var focused = ev.target && ev.target.closest ? ev.target.closest("#candidates .cand") : null;
+    if (focused && rows.indexOf(focused) !== -1 && rows.indexOf(focused) !== cursor) { select(rows.indexOf(focused), true); }
     if (keys[ev.key]) { ev.preventDefault(); act(keys[ev.key]); }
     else if (ev.key === "u") { ev.preventDefault(); undo(); }
     else if (ev.key === "?") { ev.preventDefault(); toggleHelp(); }
@@ -117,14 +149,39 @@
         if (!body) { return; }
         body.candidates.forEach(function (c) {
           rows.forEach(function (row) {
-            if (row.dataset.item === c.item && !row.dataset.mine && row.dataset.state === "proposed" && c.state !== "proposed") {
-              mark(row, c.state, "already " + c.state + (c.reviewer ? " by " + c.reviewer : "") + " elsewhere");
+            if (row.dataset.item !== c.item) { return; }
+            if (!row.dataset.mine && row.dataset.state === "proposed" && c.state !== "proposed") {
+              mark(row, c.state, "already " + described(c.state, c.reviewer, c.prominent) + " elsewhere", c.reviewer, c.prominent);
+            } else if (row.dataset.state !== c.state && c.state !== "proposed") {
+              /* The writer moved it on (written, failed) or an operator overrode it. */
+              mark(row, c.state, described(c.state, c.reviewer, c.prominent), c.reviewer, c.prominent);
             }
           });
         });
+        showDepicts(body.depicts || []);
       }, function () {});
   }
   window.setInterval(refresh, parseInt(root.dataset.refreshMs, 10) || 15000);
+
+  /* "Depicts now", redrawn from the file's latest reading (with the bot's own writes). */
+  var depicts = document.getElementById("depicts");
+  function showDepicts(list) {
+    if (!depicts) { return; }
+    var shown = list.map(function (d) { return d.item + (d.prominent ? "*" : ""); }).join(" ");
+    if (depicts.dataset.shown === shown) { return; }
+    depicts.dataset.shown = shown;
+    depicts.textContent = list.length ? "" : "nothing yet";
+    list.forEach(function (d) {
+      var chip = document.createElement("span");
+      chip.className = "chip";
+      var label = document.createElement("span");
+      label.lang = d.label_lang || "";
+      label.textContent = d.label;
+      chip.appendChild(label);
+      chip.appendChild(document.createTextNode(" (" + d.item + ")" + (d.prominent ? " ★ prominent" : "") + (d.by_bot ? " · written by the bot" : "")));
+      depicts.appendChild(chip);
+    });
+  }
 
   /* The personal and the global tally of today (UTC). */
   var tally = document.getElementById("tally");

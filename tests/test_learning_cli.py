@@ -1,0 +1,174 @@
+"""`dataset from-decisions` and `train --from-decisions` through the real click group, on a
+SQLite queue with real decisions and the tiny open_clip model (random weights, CPU).
+
+A challenger is always kept with its report; here the evaluation part is too small to prove
+anything (fewer files than the judge's minimum), so it must be refused and the running model
+must stay as it was — `suggest`'s linker version included.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from click.testing import CliRunner  # noqa: E402
+
+from tests.db_support import open_store  # noqa: E402
+from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file, write_animals_artifact  # noqa: E402
+from tests.review_support import CAT, DOG, HUMAN, add_file  # noqa: E402
+from wikivel_bot.cli import main  # noqa: E402
+from wikivel_bot.learning import registry  # noqa: E402
+from wikivel_bot.queue import migrate  # noqa: E402
+from wikivel_bot.types import DecisionAction  # noqa: E402
+
+COLOURS = [(200, 30, 30), (30, 200, 30), (30, 30, 200)]
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    tiny_model_file()
+    url = f"sqlite:///{tmp_path / 'queue.sqlite'}"
+    store = open_store(url)
+    migrate.upgrade(store.engine)
+    data = tmp_path / "decisions"
+    (data / "images").mkdir(parents=True)
+    for page in range(1, 16):
+        add_file(store, page, [CAT, DOG, HUMAN], day=page)
+        # A cat on red files, a dog on the others; Mallory approves everything.
+        cat = page % 3 == 0
+        store.record_decision(page, "Q146", DecisionAction.APPROVE if cat else DecisionAction.REJECT, "Bob", "web")
+        store.record_decision(page, "Q144", DecisionAction.REJECT if cat else DecisionAction.APPROVE, "Bob", "web")
+        store.record_decision(page, "Q5", DecisionAction.APPROVE, "Mallory", "web")
+        (data / "images" / f"M{page}.jpg").write_bytes(image_bytes(COLOURS[page % 3], seed=page))
+    store.close()
+    labels = write_animals_artifact(tmp_path / "labels")
+    for key, value in {"DB_URL": url, "LEARNING_MODELS_DIR": str(tmp_path / "models"),
+                       "LINKER_CACHE_DIR": str(tmp_path / "cache"), "LINKER_NAME": "naive-mlp",
+                       "LINKER_MODEL": TINY_MODEL, "LINKER_WEIGHTS": "random", "LINKER_DEVICE": "cpu",
+                       "LINKER_PRECISION": "fp32", "LINKER_LABELS_DIR": str(labels), "LEARNING_EPOCHS": "3",
+                       "LEARNING_BOOTSTRAP": "200", "REVIEW_REVIEWER": "Olga"}.items():
+        monkeypatch.setenv(f"WIKIVEL_{key}", value)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path, data
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_decisions_to_a_judged_challenger(env) -> None:
+    tmp_path, data = env
+    made = _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images",
+                "--exclude-reviewer", "Mallory")
+    assert made.exit_code == 0, made.output
+    assert "decisions: 45 read, 30 kept, 15 excluded reviewer" in made.output
+    assert "train: 9 files, 9 approved, 9 rejected" in made.output
+    card = json.loads((data / "card.json").read_text())
+    assert card["per_reviewer"] == {"Bob": 30} and card["images_missing"] == 0
+
+    photo = tmp_path / "photo.jpg"
+    photo.write_bytes(image_bytes())
+    before = json.loads(_run("suggest", str(photo), "--json").stdout)["linker"]["version"]
+
+    trained = _run("train", "--from-decisions", str(data))
+    assert trained.exit_code == 0, trained.output
+    assert "verdict: kept, not promoted — only 3 evaluation files (at least 20 needed)" in trained.output
+    (entry,) = registry.list_models(tmp_path / "models")
+    assert not entry.running and entry.verdict == "keep"
+    report = entry.report
+    assert report["data"]["kept"] == 30 and report["verdict"]["files"] == 3
+    assert report["champion_checkpoint"] == "" and report["linker"] == "naive-mlp"
+    # The challenger is an ordinary head checkpoint, and nothing runs it.
+    from wikivel_bot.linker.checkpoint import load_checkpoint
+
+    assert load_checkpoint(entry.path).extra["from_decisions"]["pairs"] == {"train": 18, "calibration": 6,
+                                                                           "evaluation": 6}
+    assert registry.read_registry(tmp_path / "models")["running"] is None
+    assert json.loads(_run("suggest", str(photo), "--json").stdout)["linker"]["version"] == before
+    assert "verdict=keep" in _run("models").output
+    # Its re-calibrated operating threshold, as a thresholds file `linker.calibrated` can apply.
+    from wikivel_bot.liveeval.thresholds import load_thresholds
+
+    thresholds = load_thresholds(entry.path.parent / "thresholds.json")
+    assert list(thresholds.linkers) == ["naive-mlp"]
+    # The operating threshold travels in the checkpoint: the cosine where the challenger's
+    # own-suggestion calibration reaches learning.threshold (the same as the thresholds file).
+    extra = load_checkpoint(entry.path).extra
+    platt = extra["calibration"]
+    assert platt["top_k"] == 10 and report["operating_threshold"] == extra["operating_threshold"]
+    if extra["operating_threshold"] is not None:
+        import math
+
+        p = 1 / (1 + math.exp(-(platt["a"] * extra["operating_threshold"] + platt["b"])))
+        assert abs(p - 0.5) < 1e-6
+        assert abs(json.loads((entry.path.parent / "thresholds.json").read_text())["linkers"]["naive-mlp"]["threshold"]
+                   - extra["operating_threshold"]) < 1e-5
+
+
+def test_too_few_decisions_is_one_line(env) -> None:
+    tmp_path, data = env
+    made = _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images", "--reviewer-cap", "1")
+    assert made.exit_code == 0, made.output
+    result = _run("train", "--from-decisions", str(data))
+    assert result.exit_code != 0
+    assert "error: too few decisions to learn from" in result.output and "Traceback" not in result.output
+
+
+def test_the_daemons_learning_round(env, caplog) -> None:
+    """What the scheduled job runs: the dataset rebuilt in MODELS_DIR/decisions (images
+    fetched through the given client), a challenger judged; kept here, nothing promoted."""
+    import logging
+
+    from wikivel_bot.config import load_settings
+    from wikivel_bot.learning.schedule import learning_round
+
+    tmp_path, _ = env
+    settings = load_settings()
+    store = open_store(settings.db.url)
+    fetched = []
+
+    def fetch(url: str) -> bytes:
+        fetched.append(url)
+        return image_bytes(COLOURS[len(fetched) % 3], seed=len(fetched))
+
+    with caplog.at_level(logging.INFO):
+        result = learning_round(settings, store, fetch=fetch)
+    store.close()
+    assert len(fetched) == 15 and (tmp_path / "models" / "decisions" / "records.jsonl").is_file()
+    assert not result.promoted and result.verdict.outcome == "keep"
+    assert registry.read_registry(tmp_path / "models")["running"] is None
+    assert any("learning" in r.getMessage() and "kept" in r.getMessage() and "runs=unchanged" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_a_zero_shot_bot_learns_a_head(env, monkeypatch) -> None:
+    """The default linker: the champion is zero-shot (identity heads), the challenger a
+    naive-mlp head over the same embeddings, which is what a promotion would run."""
+    tmp_path, data = env
+    monkeypatch.setenv("WIKIVEL_LINKER_NAME", "zero-shot")
+    from wikivel_bot.train import from_decisions
+
+    monkeypatch.setattr(from_decisions, "IMAGE_BLOCK", 4)   # images encoded a block at a time
+    assert _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images").exit_code == 0
+    trained = _run("train", "--from-decisions", str(data))
+    assert trained.exit_code == 0, trained.output
+    (entry,) = registry.list_models(tmp_path / "models")
+    assert entry.report["linker"] == "naive-mlp" and entry.verdict == "keep"
+    assert entry.report["skipped"] == {"no image": 0}
+    from wikivel_bot.linker.checkpoint import load_checkpoint
+
+    assert sum(load_checkpoint(entry.path).extra["from_decisions"]["pairs"].values()) == 45
+
+
+def test_without_a_models_directory_is_one_line(env, monkeypatch) -> None:
+    _, data = env
+    monkeypatch.delenv("WIKIVEL_LEARNING_MODELS_DIR")
+    assert _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images").exit_code == 0
+    for args in (["train", "--from-decisions", str(data)], ["models"], ["models", "rollback"]):
+        result = _run(*args)
+        assert result.exit_code != 0 and "Traceback" not in result.output
+        assert result.output.startswith("error:") and "models_dir" in result.output, result.output
+

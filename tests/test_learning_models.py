@@ -1,0 +1,241 @@
+"""Champion/challenger: the judge's rule, the models directory, promotion and rollback as
+`suggest` sees them, and the daemon's learning job (docs/learning.md).
+
+`suggest` runs through the real click group with the tiny open_clip model (random weights):
+what changes between promotions is the checkpoint digest in the linker version it reports.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from wikivel_bot.errors import UsageError
+from wikivel_bot.learning import registry
+from wikivel_bot.learning.judge import judge
+from wikivel_bot.learning.metrics import FileScores, bootstrap_deltas, file_counts, metrics_of
+from wikivel_bot.learning.schedule import JOB_ID, add_learning_job
+
+
+def _files(n: int, good: bool, seed: int = 0):
+    """n files, each with an approved and two rejected items; a good model scores the
+    approval high and the rejections low, a bad one the other way round on a third of files."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for page in range(n):
+        wrong = not good and page % 3 == 0
+        pos = rng.uniform(0.2, 0.4) if wrong else rng.uniform(0.6, 0.95)
+        negs = [rng.uniform(0.55, 0.9) if wrong else rng.uniform(0.05, 0.45) for _ in range(2)]
+        out.append(FileScores(page, (pos, *negs), (True, False, False)))
+    return out
+
+
+def test_metrics_at_the_threshold() -> None:
+    files = [FileScores(1, (0.9, 0.7, 0.2), (True, False, False)), FileScores(2, (0.3, 0.6), (True, False))]
+    m = metrics_of(file_counts(files, 0.5))
+    assert m["precision"] == pytest.approx(1 / 3) and m["recall"] == pytest.approx(1 / 2)
+    assert m["R@1"] == pytest.approx(1 / 2)
+    # Nothing selected: precision 0 (no statement a reviewer could approve), not NaN.
+    assert metrics_of(file_counts(files, 0.99))["precision"] == 0.0
+
+
+def test_a_worse_challenger_is_refused() -> None:
+    verdict = judge(_files(60, good=True), _files(60, good=False), threshold=0.5, resamples=500, seed=1)
+    assert verdict.outcome == "keep" and not verdict.promote
+    assert any("precision gain" in r for r in verdict.reasons)
+    assert verdict.deltas["precision"]["delta"] < 0
+
+
+def test_a_better_challenger_wins_beyond_the_interval() -> None:
+    verdict = judge(_files(60, good=False), _files(60, good=True), threshold=0.5, resamples=500, seed=1)
+    assert verdict.promote, verdict.reasons
+    assert verdict.deltas["precision"]["low"] > 0
+    # Seeded: the same inputs give the same interval.
+    again = judge(_files(60, good=False), _files(60, good=True), threshold=0.5, resamples=500, seed=1)
+    assert again.deltas == verdict.deltas
+
+
+def test_too_few_files_or_a_recall_loss_never_promote() -> None:
+    few = judge(_files(10, good=False), _files(10, good=True), threshold=0.5, resamples=200)
+    assert not few.promote and "only 10 evaluation files" in few.reasons[0]
+    # More precise by approving less: a recall loss at the threshold keeps the champion.
+    timid = [FileScores(f.page_id, tuple(p if i == 0 and f.page_id % 2 else min(p, 0.4)
+                                         for i, p in enumerate(f.probabilities)), f.labels)
+             for f in _files(60, good=True)]
+    champion = _files(60, good=False)
+    verdict = judge(champion, timid, threshold=0.5, resamples=200)
+    assert verdict.deltas["recall"]["delta"] < 0 and not verdict.promote
+
+
+def test_bootstrap_interval_holds_the_point_estimate() -> None:
+    a, b = file_counts(_files(40, False), 0.5), file_counts(_files(40, True), 0.5)
+    d = bootstrap_deltas(a, b, resamples=300, seed=0)["precision"]
+    assert d["low"] <= d["delta"] <= d["high"]
+
+
+# -- the models directory ----------------------------------------------------------------------
+
+def _model(root: Path, name: str, outcome: str = "promote", payload: bytes = b"x") -> Path:
+    (root / name).mkdir(parents=True)
+    (root / name / registry.MODEL).write_bytes(payload)
+    registry.write_report(root / name, {"created": "2026-11-25T00:00:00Z", "verdict": {"outcome": outcome}})
+    return root / name
+
+
+def test_promote_and_rollback_are_audited(tmp_path: Path) -> None:
+    _model(tmp_path, "a")
+    _model(tmp_path, "b")
+    assert registry.running_checkpoint(tmp_path) is None
+    assert registry.promote(tmp_path, "a", by="Olga") is None
+    assert registry.promote(tmp_path, "b", by="Olga", reason="won") == "a"
+    assert registry.running_checkpoint(tmp_path) == tmp_path / "b" / registry.MODEL
+    assert [e.name for e in registry.list_models(tmp_path) if e.running] == ["b"]
+    assert registry.rollback(tmp_path, by="Olga") == "a"
+    assert registry.rollback(tmp_path, by="Olga") is None
+    with pytest.raises(UsageError, match="nothing to roll back"):
+        registry.rollback(tmp_path, by="Olga")
+    with pytest.raises(UsageError, match="no checkpoint 'c'"):
+        registry.promote(tmp_path, "c", by="Olga")
+    with pytest.raises(UsageError, match="not a checkpoint name"):
+        registry.promote(tmp_path, "../etc", by="Olga")
+    lines = registry.audit_lines(tmp_path)
+    assert [(x["action"], x["before"], x["after"], x["by"]) for x in lines] == [
+        ("promote", None, "a", "Olga"), ("promote", "a", "b", "Olga"),
+        ("rollback", "b", "a", "Olga"), ("rollback", "a", None, "Olga")]
+    assert lines[1]["reason"] == "won" and lines[0]["at"].endswith("Z")
+
+
+def test_settings_run_the_promoted_checkpoint(tmp_path: Path) -> None:
+    from wikivel_bot.config import load_settings
+    from wikivel_bot.errors import ConfigError
+
+    env = {"WIKIVEL_LEARNING_MODELS_DIR": str(tmp_path), "WIKIVEL_LINKER_CHECKPOINT": "base.pt"}
+    assert load_settings(env=env).linker.checkpoint == "base.pt"     # nothing promoted yet
+    _model(tmp_path, "a")
+    registry.promote(tmp_path, "a", by="Olga")
+    assert load_settings(env=env).linker.checkpoint == str(tmp_path / "a" / registry.MODEL)
+    assert load_settings(env=env).linker.name == "zero-shot"          # its report names no variant
+    registry.write_report(tmp_path / "a", {"verdict": {"outcome": "promote"}, "linker": "naive-mlp"})
+    assert load_settings(env=env).linker.name == "naive-mlp"          # learned over zero-shot: runs as a head
+    (tmp_path / "a" / registry.MODEL).unlink()
+    with pytest.raises(ConfigError, match="learning.models_dir: .* names 'a' as running, but .* is missing"):
+        load_settings(env=env)
+    assert load_settings(env={"WIKIVEL_LINKER_CHECKPOINT": "base.pt"}).linker.checkpoint == "base.pt"
+
+
+# -- the daemon's job --------------------------------------------------------------------------
+
+def _learning(**values: object):
+    defaults = {"schedule_hours": 0.0, "models_dir": ""}
+    return SimpleNamespace(learning=SimpleNamespace(**{**defaults, **values}))
+
+
+def test_the_learning_job_runs_only_when_its_setting_asks() -> None:
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from wikivel_bot.config import load_settings
+
+    assert load_settings(env={}).learning.schedule_hours == 0   # off by default
+    for settings, scheduled in [(_learning(), False), (_learning(schedule_hours=6.0), False),
+                                (_learning(schedule_hours=6.0, models_dir="models"), True)]:
+        scheduler = BackgroundScheduler()
+        assert add_learning_job(scheduler, settings, lambda: None) is scheduled
+        job = scheduler.get_job(JOB_ID)
+        assert (job is not None) is scheduled
+        if job is not None:
+            assert job.trigger.interval.total_seconds() == 6 * 3600
+
+
+def test_the_daemon_schedules_the_learning_job_through_the_rule() -> None:
+    """daemon.run adds the job through add_learning_job (so the rule above is the daemon's)."""
+    import inspect
+
+    from wikivel_bot import daemon
+
+    source = inspect.getsource(daemon.Daemon.run)
+    assert "add_learning_job(scheduler, s, " in source
+
+
+# -- promotion and rollback as `suggest` reports them -------------------------------------------
+
+@pytest.fixture
+def suggest_env(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file, write_animals_artifact
+
+    tiny_model_file()
+    labels = write_animals_artifact(tmp_path / "labels")
+    photo = tmp_path / "photo.jpg"
+    photo.write_bytes(image_bytes())
+    models = tmp_path / "models"
+    for key, value in {"LEARNING_MODELS_DIR": str(models), "LINKER_CACHE_DIR": str(tmp_path / "cache"),
+                       "LINKER_NAME": "naive-mlp", "LINKER_MODEL": TINY_MODEL, "LINKER_WEIGHTS": "random",
+                       "LINKER_DEVICE": "cpu", "LINKER_PRECISION": "fp32", "LINKER_LABELS_DIR": str(labels),
+                       "REVIEW_REVIEWER": "Olga"}.items():
+        monkeypatch.setenv(f"WIKIVEL_{key}", value)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path, labels, photo, models
+
+
+def _checkpoint(models: Path, name: str, labels: Path, seed: int, outcome: str = "promote") -> str:
+    import torch
+
+    from tests.linker_support import tiny_settings
+    from wikivel_bot.labels import default_label_set
+    from wikivel_bot.linker import checkpoint as ckpt
+    from wikivel_bot.linker.clip import backbone_info, build_clip_linker
+    from wikivel_bot.linker.heads import NaiveHeads
+    from wikivel_bot.linker.spec import get_spec
+
+    spec = get_spec("naive-mlp")
+    linker = build_clip_linker(spec, tiny_settings())
+    torch.manual_seed(seed)
+    heads = NaiveHeads(linker.backbone.embed_dim)
+    torch.nn.init.normal_(heads.image_head.net[-1].weight)
+    path = models / name / registry.MODEL
+    ckpt.save_checkpoint(path, spec=spec, backbone=backbone_info(linker.backbone), heads=heads,
+                         labelset_hash=default_label_set(str(labels)).content_hash)
+    registry.write_report(models / name, {"created": "2026-11-25T00:00:00Z", "verdict": {"outcome": outcome}})
+    return ckpt.file_digest(path)[:12]
+
+
+def test_promotion_and_rollback_change_the_linker_suggest_reports(suggest_env) -> None:
+    from click.testing import CliRunner
+
+    from wikivel_bot.cli import main
+
+    tmp_path, labels, photo, models = suggest_env
+    first, second = _checkpoint(models, "first", labels, 1), _checkpoint(models, "second", labels, 2)
+    _checkpoint(models, "loser", labels, 3, outcome="keep")
+    runner = CliRunner()
+
+    def run(*args: str):
+        result = runner.invoke(main, list(args), catch_exceptions=False)
+        return result
+
+    def version() -> str:
+        result = run("suggest", str(photo), "--json")
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["linker"]["version"]
+
+    assert "ckpt:" not in version()                      # nothing promoted: the untrained head
+    assert run("models", "promote", "first").exit_code == 0
+    assert f"ckpt:{first}" in version()
+    assert run("models", "promote", "second", "--reason", "won on later decisions").exit_code == 0
+    assert f"ckpt:{second}" in version()
+    listed = run("models").output
+    assert "running: second" in listed and "* second" in listed and "verdict=keep" in listed
+    refused = run("models", "promote", "loser")
+    assert refused.exit_code != 0 and "did not win its judgement (verdict: keep)" in refused.output
+    assert f"ckpt:{second}" in version()                 # a refused promotion changes nothing
+    assert run("models", "rollback").exit_code == 0
+    assert f"ckpt:{first}" in version()
+    assert (models / "model-card.md").is_file()
+    audit = registry.audit_lines(models)
+    assert [(a["action"], a["after"], a["by"]) for a in audit] == [
+        ("promote", "first", "Olga"), ("promote", "second", "Olga"), ("rollback", "first", "Olga")]

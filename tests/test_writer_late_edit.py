@@ -1,0 +1,139 @@
+"""A timed-out edit that the wiki applies only after the writer's re-read: the retry carries
+the same statement GUID (``edit_group.statement_guid``), so whichever of the two lands second
+is an edit conflict, never a second statement, and the pair is recorded once with the
+revision that added it. A pair written, reverted and approved again is a new statement."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.late_answers import short_read_timeout_for
+from tests.writer_support import (  # noqa: F401 - fixtures are used by name
+    ancestors_of,
+    approve,
+    audited_revisions,
+    bot_revisions,
+    clock,
+    depicts_on_wiki,
+    edit_rows,
+    queue,
+    site,
+    states,
+    targets,
+    wiki,
+)
+from wikivel_bot.commons.edit_group import statement_guid
+from wikivel_bot.commons.revert import StatementReverter, revert_batch
+from wikivel_bot.commons.write_loop import write_approved
+from wikivel_bot.commons.writer import StatementWriter
+from wikivel_bot.queue.revert_queries import RevertQueue
+from wikivel_bot.types import DecisionAction
+
+BATCH = "b-20240502090000-fa17"
+RETRY = "b-20240502100000-0b0b"
+HANG_GUARD_S = 120  # only a guard against a hang: every wait below is for an event
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pywikibot gives up after one retry and does not wait (its own backoff is not ours)."""
+    from pywikibot import config
+
+    monkeypatch.setattr(config, "max_retries", 1)
+    monkeypatch.setattr(config, "retry_wait", 0)
+    monkeypatch.setattr(config, "retry_max", 0)
+
+
+def run(queue, site, clock, batch=BATCH):
+    writer = StatementWriter(site, batch, ancestors_of)
+    return write_approved(queue, writer, batch_size=5, worker="test", clock=clock, max_attempts=5)
+
+
+def wait_for(condition) -> None:
+    """Wait until the wiki's own thread made ``condition`` true (a hang guard, no timing)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not condition():
+        assert time.monotonic() < deadline, "the test wiki never got there"
+        time.sleep(0.02)
+
+
+def timed_out_first_edit(wiki, site, queue, clock, monkeypatch):
+    """Approve one pair and write it: the wiki holds the edit unapplied until released,
+    the client gives up, re-reads, sees nothing and records a transient failure."""
+    stalled = wiki.faults.add("wbeditentity", "timeout", times=1, seconds=600)
+    short_read_timeout_for(monkeypatch, stalled)
+    approve(queue, 10004, "Q146")
+    assert run(queue, site, clock).retrying == {"server": 1}
+    assert stalled.holding.is_set() and wiki.edits == []
+    (first,) = [r for r in wiki.requests if r.action == "wbeditentity"]
+    clock.advance(3600)
+    return stalled, first
+
+
+def test_a_first_edit_applied_after_the_retrys_re_read_is_not_written_twice(
+        wiki, site, queue, clock, fast_retries, monkeypatch) -> None:
+    stalled, first = timed_out_first_edit(wiki, site, queue, clock, monkeypatch)
+    confirm = queue.confirm_claim
+
+    def still_ours(candidate_id: int, worker: str) -> bool:
+        # Asked after the retry re-read the file: the wiki now applies the first edit.
+        if not stalled.released.is_set():
+            stalled.release()
+            wait_for(lambda: len(wiki.edits) == 1)
+        return confirm(candidate_id, worker)
+
+    monkeypatch.setattr(queue, "confirm_claim", still_ours)
+    assert run(queue, site, clock).written == 1
+
+    (late,) = wiki.edits  # the first request; the retry's own was refused
+    guid = late.data["claims"]["P180"][0]["id"]
+    assert [s["id"] for s in depicts_on_wiki(wiki, 10004)] == [guid]
+    sends = [r for r in wiki.requests if r.action == "wbeditentity"]
+    assert [r.error for r in sends] == [None, "editconflict"]
+    assert sends[1].params["data"] == first.params["data"]  # the same statement, the same GUID
+    rows = edit_rows(queue)
+    assert [r["outcome"] for r in rows] == ["failed", "written"]
+    assert (rows[-1]["revid"], rows[-1]["statement_id"]) == (late.new_revid, guid)
+    assert bot_revisions(wiki) == audited_revisions(queue) == [late.new_revid]
+
+
+def test_a_first_edit_applied_after_the_retry_is_refused_by_the_wiki(
+        wiki, site, queue, clock, fast_retries, monkeypatch) -> None:
+    stalled, first = timed_out_first_edit(wiki, site, queue, clock, monkeypatch)
+    assert run(queue, site, clock).written == 1
+    (retry,) = wiki.edits
+
+    stalled.release()  # the wiki now gets to the first edit: its GUID is already there
+    wait_for(lambda: first.error is not None or len(wiki.edits) > 1)  # refused, or applied
+    assert first.error == "editconflict" and wiki.edits == [retry]
+    guid = retry.data["claims"]["P180"][0]["id"]
+    assert targets(depicts_on_wiki(wiki, 10004)) == ["Q146"]
+    assert [s["id"] for s in depicts_on_wiki(wiki, 10004)] == [guid]
+    rows = edit_rows(queue)
+    assert [r["outcome"] for r in rows] == ["failed", "written"]
+    assert (rows[-1]["revid"], rows[-1]["statement_id"]) == (retry.new_revid, guid)
+    assert bot_revisions(wiki) == audited_revisions(queue) == [retry.new_revid]
+
+
+def test_a_reverted_pair_approved_again_is_a_new_statement(wiki, site, queue, clock) -> None:
+    """Rejected while its edit was in flight, reverted, then the reject undone: the pair is
+    written again with a new GUID, which `revert` can remove again."""
+    approve(queue, 10004, "Q146")
+    (edit,) = queue.claim_approved(5, "test")
+    outcome = StatementWriter(site, BATCH, ancestors_of).write(edit)
+    reject = queue.record_decision(10004, "Q146", DecisionAction.REJECT, "Patroller Pat", "web")
+    queue.record_edit(edit.candidate_id, BATCH, outcome, clock(), worker="test")
+    assert revert_batch(RevertQueue(queue), StatementReverter(site), BATCH).reverted == 1
+    queue.undo_decision(int(reject))
+    assert states(queue)[(10004, "Q146")] == "approved"
+
+    assert run(queue, site, clock, RETRY).written == 1
+    first, again = [r["statement_id"] for r in edit_rows(queue) if r["outcome"] == "written"]
+    assert first == statement_guid("M10004", "Q146", edit.candidate_id, 0)
+    assert again == statement_guid("M10004", "Q146", edit.candidate_id, 1) != first
+    assert [s["id"] for s in depicts_on_wiki(wiki, 10004)] == [again]
+    assert revert_batch(RevertQueue(queue), StatementReverter(site), RETRY).reverted == 1
+    assert depicts_on_wiki(wiki, 10004) == []
+    assert bot_revisions(wiki) == audited_revisions(queue)

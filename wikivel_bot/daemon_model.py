@@ -1,0 +1,89 @@
+"""The daemon follows promotions: a promoted or rolled-back model links from the next round.
+
+``models promote`` / ``rollback`` and the daemon's own learning job (docs/learning.md) change
+``learning.models_dir/registry.json``. Before each link batch the daemon reads which
+checkpoint it names; when that changed, the ready linker is rebuilt through the one factory
+(``linker.factory.build_ready_linker``, via ``build``), with the linker section resolved as
+at start-up (``config.load_settings`` puts the running checkpoint, and with it its operating
+threshold, into ``linker``), so the daemon, ``suggest`` and ``link`` agree without a restart.
+A rebuild that fails keeps the linker that ran, says so once, and is tried again at the next
+change of the registry.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from wikivel_bot.config import Settings
+from wikivel_bot.errors import WikivelError
+from wikivel_bot.events import event
+
+
+def _reload(settings: Settings) -> Settings:
+    """The settings as a fresh start would read them (same file, same environment)."""
+    from wikivel_bot.config import load_settings
+
+    return load_settings(Path(settings.source) if settings.source != "defaults" else None)
+
+
+class FollowingLinker:
+    """The ready linker the daemon links with, rebuilt when the running checkpoint changes.
+
+    :param build: settings in, a ready linker out (``build_ready_linker`` with the label set,
+        item images and evidence of the daemon).
+    :param reload: settings as a fresh start reads them; only their linker name and
+        checkpoint are taken (everything else stays as the daemon started).
+    :param on_change: told the new ready linker after a rebuild (the daemon's state
+        document, so `status` names the linker version that links now).
+    """
+
+    def __init__(self, settings: Settings, build: Callable[[Settings], Any],
+                 reload: Callable[[Settings], Settings] = _reload,
+                 on_change: Optional[Callable[[Any], None]] = None) -> None:
+        self.settings = settings
+        self.build = build
+        self.reload = reload
+        self.on_change = on_change
+        self.running = self._registry_running()
+        self.ready = build(settings)
+
+    def _registry_running(self) -> Optional[str]:
+        models_dir = self.settings.learning.models_dir
+        if not models_dir:
+            return None
+        from wikivel_bot.learning.registry import read_registry
+
+        running = read_registry(models_dir).get("running")
+        return str(running) if running else None
+
+    def refresh(self) -> bool:
+        """Rebuild when the registry names another checkpoint; True when it did."""
+        try:
+            running = self._registry_running()
+        except WikivelError as exc:  # an unreadable registry: keep linking with what runs
+            event("learning", "registry-unreadable", level=logging.WARNING, error=str(exc))
+            return False
+        if running == self.running:
+            return False
+        self.running = running  # tried once per change, not at every batch
+        try:
+            fresh = self.reload(self.settings).linker
+            settings = self.settings.replace("linker", name=fresh.name, checkpoint=fresh.checkpoint)
+            ready = self.build(settings)
+        except (WikivelError, OSError, RuntimeError) as exc:  # RuntimeError: torch's (a bad state dict)
+            event("learning", "model-not-loaded", level=logging.ERROR, running=running or "none",
+                  error=" ".join(str(exc).split()), kept=self.ready.description.version)
+            return False
+        self.settings, self.ready = settings, ready
+        if self.on_change is not None:
+            self.on_change(ready)
+        event("learning", "model-loaded", running=running or "linker.checkpoint",
+              linker_version=ready.description.version)
+        return True
+
+    def link(self, files: Any, rejected: Any) -> Any:
+        self.refresh()
+        return self.ready.link(files, rejected)
+

@@ -1,0 +1,76 @@
+"""A checkpoint learned from reviewers' decisions runs with its calibration (docs/learning.md).
+
+``learning.cycle`` stores in the checkpoint's ``extra`` the Platt calibration of the model's
+cosine, fitted on its own suggestions of held-out decisions, and the operating threshold
+where that probability reaches ``learning.threshold``. The factory applies both:
+
+* :func:`operating_threshold` replaces ``linker.min_score`` (the model's score scale is its
+  own: a fixed minimum chosen for the model before would let precision drift);
+* :class:`LearnedProbability` gives every suggestion its calibrated probability, so the
+  uncertainty review order compares like with like (probability against
+  ``learning.threshold``, docs/learning.md) and reviewers see it. A configured verifier
+  (``linker.verifier``) or evidence model still replaces it with its own.
+
+The calibration is part of the checkpoint file, so its digest in the linker version names it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from wikivel_bot.linker.base import Linker, LinkerWrapper
+from wikivel_bot.types import MediaFile
+
+
+def _extra(linker: Linker) -> Mapping[str, Any]:
+    inner = getattr(linker, "inner", linker)  # the linker a verifier sits beside
+    checkpoint = getattr(inner, "checkpoint", None)
+    extra = getattr(checkpoint, "extra", None) if checkpoint is not None else None
+    # Only a checkpoint of `train --from-decisions` (learning.cycle) says how it was calibrated here.
+    return extra if isinstance(extra, Mapping) and "from_decisions" in extra else {}
+
+
+def _number(value: Any) -> Optional[float]:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def operating_threshold(linker: Linker) -> Optional[float]:
+    """The minimum score the learned checkpoint runs at, or None for any other linker (or a
+    learned one whose calibration found no usable threshold: ``linker.min_score`` applies)."""
+    return _number(_extra(linker).get("operating_threshold"))
+
+
+def learned_calibration(linker: Linker) -> Optional[Tuple[float, float]]:
+    """Platt's (a, b) of a checkpoint learned from decisions, or None."""
+    calibration = _extra(linker).get("calibration")
+    if not isinstance(calibration, Mapping) or calibration.get("method") != "platt":
+        return None
+    a, b = _number(calibration.get("a")), _number(calibration.get("b"))
+    return None if a is None or b is None else (a, b)
+
+
+class LearnedProbability(LinkerWrapper):
+    """The learned linker, whose suggestions carry ``sigmoid(a · cosine + b)``.
+
+    :param inner: a linker with ``label_set`` and ``score_items`` (the CLIP linker).
+    :param calibration: Platt's (a, b) from :func:`learned_calibration`.
+    """
+
+    def __init__(self, inner: Linker, calibration: Tuple[float, float]) -> None:
+        super().__init__(inner)
+        self.calibration = calibration
+
+    def probabilities(self, queries: Sequence[Any], medias: Sequence[MediaFile],
+                      qids: Sequence[Sequence[str]]) -> List[Dict[str, float]]:
+        """Per file, the probability of each suggested item of the label set (rounded to 4
+        places, as the verifier's); items outside the label set get none."""
+        label_set = getattr(self.inner, "label_set", None)
+        if label_set is None:  # not attached: nothing to score against
+            return [{} for _ in qids]
+        positions = [[(q, label_set.index_of(q)) for q in row] for row in qids]
+        kept = [[(q, p) for q, p in row if p is not None] for row in positions]
+        scores = getattr(self.inner, "score_items")(queries, [[p for _, p in row] for row in kept])
+        a, b = self.calibration
+        return [{q: round(1.0 / (1.0 + math.exp(-(a * s + b))), 4) for (q, _), s in zip(row, values)}
+                for row, values in zip(kept, scores)]

@@ -1,0 +1,72 @@
+"""Logins to the web review, kept in the queue database (table ``web_sessions``).
+
+The web app (``wikivel_bot.web.sessions``) gives the browser a random session id and keeps
+only its SHA-256 here (a copy of the database opens no login), with the reviewer's wiki
+profile (groups; blocked, and the wiki's reason) and two times: when the login ends, fixed
+at login (no sliding renewal), and when the profile was last read from the wiki. Every web worker reads the same rows, so a logout
+or an expiry ends the login everywhere at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Optional, Tuple
+
+from sqlalchemy import delete, select, update
+
+from wikivel_bot.queue.rows import to_db_time
+from wikivel_bot.queue.store import Store
+from wikivel_bot.queue.tables import web_sessions
+
+
+@dataclass(frozen=True)
+class WebSession:
+    """One open login: who, their wiki profile as last read, and its times (naive UTC)."""
+
+    user_name: str
+    user_id: str
+    groups: Tuple[str, ...]
+    blocked: bool
+    expires_at: datetime
+    checked_at: datetime
+    block_reason: str = ""
+
+
+def open_session(store: Store, key: str, user_name: str, user_id: str, groups: Tuple[str, ...],
+                 blocked: bool, now: datetime, expires_at: datetime, block_reason: str = "") -> None:
+    """Record a new login under ``key`` (the id's hash); ended logins are swept meanwhile,
+    so the table holds only live ones without a job of its own."""
+    with store.transaction() as conn:
+        conn.execute(delete(web_sessions).where(web_sessions.c.expires_at <= to_db_time(now)))
+        conn.execute(web_sessions.insert().values(
+            id=key, user_name=user_name[:255], user_id=user_id[:32], user_groups=list(groups), blocked=blocked,
+            block_reason=block_reason or None, created_at=to_db_time(now), expires_at=to_db_time(expires_at), checked_at=to_db_time(now)))
+
+
+def find_session(store: Store, key: str, now: datetime) -> Optional[WebSession]:
+    """The login under ``key`` if it is open at ``now``; None when it was ended or expired."""
+    with store.reading() as conn:
+        row = conn.execute(select(web_sessions).where(
+            web_sessions.c.id == key, web_sessions.c.expires_at > to_db_time(now))).first()
+    if row is None:
+        return None
+    groups = row.user_groups if isinstance(row.user_groups, list) else []
+    return WebSession(user_name=row.user_name, user_id=row.user_id, groups=tuple(str(g) for g in groups),
+                      blocked=bool(row.blocked), expires_at=row.expires_at, checked_at=row.checked_at,
+                      block_reason=row.block_reason or "")
+
+
+def update_profile(store: Store, key: str, groups: Tuple[str, ...], blocked: bool, now: datetime,
+                   block_reason: str = "") -> None:
+    """Save the profile just read from the wiki, and when it was read."""
+    with store.transaction() as conn:
+        conn.execute(update(web_sessions).where(web_sessions.c.id == key).values(
+            user_groups=list(groups), blocked=blocked, block_reason=block_reason or None,
+            checked_at=to_db_time(now)))
+
+
+def end_session(store: Store, key: str) -> bool:
+    """End the login under ``key`` (logout); True when there was one."""
+    with store.transaction() as conn:
+        return bool(conn.execute(delete(web_sessions).where(web_sessions.c.id == key)).rowcount)

@@ -1,0 +1,149 @@
+"""Logins that end, and blocks that bite: the server side of the web review's session.
+
+Flask's session is a signed cookie the server cannot take back: deleting it at logout
+leaves any saved copy working. So the cookie carries only a random session id; the queue
+database keeps its SHA-256 with the reviewer and an absolute end (``web.session_hours``
+after login, never extended by use). ``/logout`` deletes the row, and a replayed cookie
+then names no login: the API answers 401, pages show the login link. The rows are shared
+by every web worker.
+
+The wiki profile (blocked, groups) is read at login and then again, from the wiki's API
+(``list=users``), once ``web.profile_check_minutes`` have passed: on the first request
+after that time, which includes any decision. A reviewer blocked on the wiki, or no
+longer in an allowed group, is refused (403 naming why, with the wiki's block reason) from
+then on. The OAuth profile says only *that* a user is blocked, so a login of a blocked user
+reads the reason at once. When the wiki
+cannot be reached, pages keep the last profile but decisions are refused (503) until the
+profile could be read again: a block must not slip through an outage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from typing import Any, Optional, Tuple
+
+import requests
+from flask import Response, g, request, session
+
+from wikivel_bot.queue import web_sessions
+from wikivel_bot.web.context import web
+from wikivel_bot.web.reviewer import Reviewer
+from wikivel_bot.web.security import STATE_CHANGING, refuse
+
+SID = "sid"
+# A reviewer waits for this read on the request that triggers it: short, one try.
+PROFILE_TIMEOUT_S = 5.0
+
+
+class ProfileUnavailable(Exception):
+    """The wiki did not answer the profile read (the message names how, without secrets)."""
+
+
+def _key(sid: str) -> str:
+    """What the database keeps of a session id: its SHA-256 (a leaked row opens nothing)."""
+    return hashlib.sha256(sid.encode()).hexdigest()
+
+
+def now() -> datetime:
+    """The app's clock as naive UTC (the database's times)."""
+    return datetime.fromtimestamp(web().clock(), timezone.utc).replace(tzinfo=None)
+
+
+def start(reviewer: Reviewer) -> None:
+    """Open a login for ``reviewer`` (the OAuth callback, on a cleared session)."""
+    ctx = web()
+    reviewer = _with_block_reason(reviewer)
+    sid = secrets.token_urlsafe(32)
+    begun = now()
+    web_sessions.open_session(ctx.store, _key(sid), reviewer.name, reviewer.user_id, reviewer.groups,
+                              reviewer.blocked, begun, begun + timedelta(hours=ctx.settings.web.session_hours),
+                              block_reason=reviewer.block_reason)
+    session[SID] = sid
+    session.permanent = True
+
+
+def _with_block_reason(reviewer: Reviewer) -> Reviewer:
+    """The OAuth profile says only *that* a user is blocked: ask the wiki why, so the page
+    can say it. Best effort: the login stands (blocked) whether or not the wiki answers."""
+    if not reviewer.blocked or reviewer.block_reason:
+        return reviewer
+    try:
+        profile = read_profile(profile_api(web().oauth_base), reviewer.name, web().user_agent)
+    except ProfileUnavailable:
+        return reviewer
+    return replace(reviewer, block_reason=profile[2]) if profile is not None and profile[1] else reviewer
+
+
+def end() -> None:
+    """End this browser's login on the server (every copy of the cookie) and forget it."""
+    sid = session.get(SID)
+    if sid:
+        web_sessions.end_session(web().store, _key(str(sid)))
+    session.clear()
+
+
+def profile_api(oauth_base: str) -> str:
+    """The action API of the wiki that logged the reviewer in (``…/w/rest.php`` →
+    ``…/w/api.php``): the same wiki, so the same groups and blocks as at login."""
+    return oauth_base.rsplit("/", 1)[0] + "/api.php"
+
+
+def read_profile(api_url: str, name: str, user_agent: str) -> Optional[Tuple[Tuple[str, ...], bool, str]]:
+    """(groups, blocked, block reason) of the user ``name`` as the wiki says now; None when
+    the wiki has no such user (renamed or gone).
+
+    :raises ProfileUnavailable: no usable answer.
+    """
+    params = {"action": "query", "list": "users", "ususers": name, "usprop": "groups|blockinfo",
+              "format": "json", "formatversion": "2"}
+    try:
+        answer = requests.get(api_url, params=params, headers={"User-Agent": user_agent},
+                              timeout=PROFILE_TIMEOUT_S)
+        answer.raise_for_status()
+        users: Any = answer.json()["query"]["users"]
+        entry = users[0]
+    except (requests.RequestException, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ProfileUnavailable(type(exc).__name__) from None
+    if not isinstance(entry, dict) or "missing" in entry or "invalid" in entry:
+        return None
+    groups = tuple(str(x) for x in entry.get("groups") or ())
+    blocked = "blockid" in entry
+    return groups, blocked, (str(entry.get("blockreason") or "")[:1000] if blocked else "")
+
+
+def load() -> Optional[Response]:
+    """The ``before_request`` hook: ``g.reviewer`` from this browser's open login, with the
+    profile re-read from the wiki when it is due. Runs before the CSRF check, which asks
+    ``g.reviewer`` whether an API call comes from a login."""
+    g.reviewer = None
+    sid = session.get(SID)
+    if not sid or request.endpoint == "static":
+        return None
+    ctx = web()
+    key, moment = _key(str(sid)), now()
+    found = web_sessions.find_session(ctx.store, key, moment)
+    if found is None:  # logged out, expired, or never ours: the cookie is worth nothing
+        session.clear()
+        return None
+    reviewer = Reviewer(name=found.user_name, user_id=found.user_id, groups=found.groups, blocked=found.blocked,
+                        block_reason=found.block_reason)
+    if moment - found.checked_at >= timedelta(minutes=ctx.settings.web.profile_check_minutes):
+        try:
+            profile = read_profile(profile_api(ctx.oauth_base), reviewer.name, ctx.user_agent)
+        except ProfileUnavailable as exc:
+            if request.method in STATE_CHANGING:
+                return refuse(503, f"cannot re-check {reviewer.name}'s wiki account now ({exc}): try again shortly")
+        else:
+            if profile is None:
+                web_sessions.end_session(ctx.store, key)
+                session.clear()
+                return None
+            groups, blocked, reason = profile
+            web_sessions.update_profile(ctx.store, key, groups, blocked, moment, block_reason=reason)
+            reviewer = replace(reviewer, groups=groups, blocked=blocked, block_reason=reason)
+    g.reviewer = reviewer
+    return None
+
