@@ -115,3 +115,23 @@ def next_uncertain_file(store: Store, flt: Any, threshold: float, after_id: int 
 
     ordered = uncertainty_order(islice(iter_review_files(store, flt), window), threshold)
     return next_in_order(ordered, after_id, exclude)
+
+
+def uncertain_queue_page(store: Store, query: Any, threshold: float, after_id: int = 0, limit: int = 24,
+                         window: int = ORDER_WINDOW) -> Tuple[List[Any], Optional[int]]:
+    """A grid page in the uncertainty order: ``limit`` files after ``after_id`` in that order,
+    among the oldest ``window`` files matching ``query`` (from the top when ``after_id`` left
+    it: a decided file has left the queue).
+
+    :param query: the page's ``web_queries.QueueQuery``; with an item only that item's pairs are
+        read, so a file is placed by that pair's distance from the boundary.
+    :return: the files and the ``after`` value of the next page (None when this was the last).
+    """
+    from wikivel_bot.core.review_order import uncertainty_order
+    from wikivel_bot.queue.web_queries import queue_page
+
+    ordered = uncertainty_order(queue_page(store, query, limit=window)[0], threshold)
+    ids = [f.file_id for f in ordered]
+    start = ids.index(after_id) + 1 if after_id in ids else 0
+    page = ordered[start:start + limit]
+    return page, (page[-1].file_id if page and start + limit < len(ordered) else None)

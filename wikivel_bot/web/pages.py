@@ -120,7 +120,14 @@ def grid() -> Response:
     query, after, limit = parse_query()
     if not query.item:
         return _page("grid_items.html", items=web_queries.top_items(ctx.store, safety=ctx.safety), title="Grid")
-    files, following = web_queries.queue_page(ctx.store, query, after_id=after, limit=limit)
+    order = ctx.settings.review.order
+    if order == "uncertainty":  # review.order, as /review (docs/learning.md)
+        from wikivel_bot.queue.learning_queries import uncertain_queue_page
+
+        files, following = uncertain_queue_page(ctx.store, query, ctx.settings.learning.threshold,
+                                                after_id=after, limit=limit)
+    else:
+        files, following = web_queries.queue_page(ctx.store, query, after_id=after, limit=limit)
     shown = views(files)
     first = shown[0]["candidates"][0] if shown and shown[0]["candidates"] else {}
     label, label_lang = first.get("label", ""), first.get("label_lang", "")
@@ -129,7 +136,8 @@ def grid() -> Response:
         label, label_lang = (found.label, found.lang) if found else ("", "")
     more = url_for("pages.grid") + "?" + urlencode({**_filters(), "item": query.item, "after": following}) \
         if following else ""
-    return _page("grid.html", item=query.item, label=label, label_lang=label_lang, files=shown, more=more, title=f"Grid {query.item}")
+    return _page("grid.html", item=query.item, label=label, label_lang=label_lang, files=shown, more=more,
+                 order=order, title=f"Grid {query.item}")
 
 
 @bp.get("/batches")
