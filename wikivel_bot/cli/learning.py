@@ -72,6 +72,7 @@ def train_from_decisions(obj: CliContext, data_dir: Path, promote: bool, **linke
 
     :param linker: ``train``'s --model/--weights/--device/--threads (None: the settings').
     """
+    from wikivel_bot.commons.providers import item_image_source
     from wikivel_bot.learning.cycle import train_challenger
 
     settings = obj.settings.replace("linker", **{k: v for k, v in linker.items() if v is not None})
@@ -81,8 +82,10 @@ def train_from_decisions(obj: CliContext, data_dir: Path, promote: bool, **linke
 
         return default_label_set(settings.linker.labels_dir).content_hash
 
+    # The label set and item images are asked for only to re-fit a verifier's calibration.
     result = train_challenger(data_dir, settings, labelset_hash=labelset_hash, by=_who(settings), promote=promote,
-                              progress=lambda line: click.echo(line, err=True))
+                              progress=lambda line: click.echo(line, err=True), label_set=obj.label_set,
+                              item_images=item_image_source(settings, obj.site))
     verdict = result.verdict
     click.echo(f"challenger: {result.name} ({result.checkpoint})")
     for name in ("precision", "recall", "R@1", "nDCG@5"):

@@ -35,6 +35,7 @@ class RoundResult:
 
 def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[], str], by: str,
                      promote: bool = True, models_dir: Optional[str] = None, progress: Callable[[str], None] = print,
+                     label_set: Optional[Callable[[], Any]] = None, item_images: Optional[Callable[[], Any]] = None,
                      ) -> RoundResult:
     """Fine-tune from the running checkpoint, judge, keep, and promote on a win.
 
@@ -43,6 +44,10 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
     :param labelset_hash: the label set in use (asked only when no checkpoint runs yet).
     :param by: who asked (recorded in the audit line of a promotion).
     :param promote: promote a winner (False: judge and keep only).
+    :param label_set: the label set in use, asked only to re-fit a verifier's calibration
+        (``linker.verifier``); None: ``linker.labels_dir``'s.
+    :param item_images: P18 images for a verifier fitted with them
+        (``commons.providers.item_image_source``); None: such a verifier keeps its calibration.
     :raises UsageError: no models directory, too few decisions to train or judge.
     """
     from wikivel_bot.train.from_decisions import FineTuneConfig, encode_records, fine_tune, load_running, save_challenger
@@ -71,6 +76,7 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
                     _scores(judged_files(challenger, data, platt_challenger, top_k)),
                     threshold=learning.threshold, resamples=learning.bootstrap, seed=learning.seed)
     operating = operating_score(platt_challenger, learning.threshold)
+    verifier = _refit_verifier(settings, records, data_dir, label_set, item_images, progress)
     root = Path(models_dir)
     out = registry.new_model_dir(root, "challenger-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
     now = format_timestamp()
@@ -80,6 +86,9 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
              # The operating threshold is part of the model: the factory applies it as the
              # minimum score wherever this checkpoint runs (None: the slope is not positive).
              "operating_threshold": operating}
+    if verifier is not None and verifier.calibration is not None:
+        # Applied by the factory wherever this checkpoint runs beside that verifier.
+        extra["verifier_calibration"] = verifier.as_extra()
     path = save_challenger(out / registry.MODEL, linker, challenger,
                            running.labelset_hash if running is not None else labelset_hash(), extra)
     from wikivel_bot.linker.checkpoint import file_digest
@@ -93,6 +102,8 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
         "calibration": {"champion": vars(platt_champion), "challenger": vars(platt_challenger)},
         "data": card, "data_dir": str(data_dir), "skipped": data.skipped, "verdict": verdict.as_json(),
     }
+    if verifier is not None:
+        report["verifier"] = verifier.as_report()
     promoted = bool(promote and verdict.promote)
     if promoted:
         report.update(promoted_at=now, promoted_by=by)
@@ -103,6 +114,21 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
         registry.promote(root, out.name, by=by, reason="; ".join(verdict.reasons))
         write_cards(root, out.name, report)
     return RoundResult(out.name, path, verdict, promoted, report)
+
+
+def _refit_verifier(settings: Any, records: List[Any], data_dir: Path, label_set: Optional[Callable[[], Any]],
+                    item_images: Optional[Callable[[], Any]], progress: Callable[[str], None]) -> Any:
+    """The verifier's calibration re-fitted on the held-out decisions
+    (``train/verifier_refit.py``); None when no verifier is configured."""
+    if not settings.linker.verifier:
+        return None
+    from wikivel_bot.labels import default_label_set
+    from wikivel_bot.train.verifier_refit import refit_verifier
+
+    refit = refit_verifier(settings.linker, records, data_dir, item_images=item_images,
+                           label_set=label_set or (lambda: default_label_set(settings.linker.labels_dir)))
+    progress(refit.summary())
+    return refit
 
 
 def _scores(rows: List[Any]) -> List[FileScores]:

@@ -54,9 +54,11 @@ def learning_round(settings: Any, store: Any, *, fetch: Optional[Callable[[str],
     finally:
         if client is not None:
             client.close()
+    from wikivel_bot.commons.providers import item_image_source
+
     result = train_challenger(data_dir, settings, by="daemon (learning.schedule_hours)",
                               labelset_hash=lambda: default_label_set(settings.linker.labels_dir).content_hash,
-                              progress=lambda _: None)
+                              progress=lambda _: None, item_images=item_image_source(settings))
     event("learning", "promoted" if result.promoted else "kept", challenger=result.name,
           files=len(built.records), reasons="; ".join(result.verdict.reasons),
           runs=result.name if result.promoted else "unchanged")

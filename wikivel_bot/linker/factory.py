@@ -192,14 +192,16 @@ def build_ready_linker(
     :param top_k: overrides ``linker.top_k`` (``suggest --top``, ``evaluate-live --top``).
     :param progress: progress bars while the label index is built.
     A checkpoint learned from decisions brings its operating threshold, which replaces
-    ``linker.min_score``, and its calibrated probability (``linker.learned``).
+    ``linker.min_score``, its calibrated probability, and the verifier's calibration
+    re-fitted on the decisions (``linker.learned``; only beside the verifier it was fitted for).
     :raises LinkerError: what :func:`create_linker` raises; a verifier calibrated with item
         images when ``item_images`` is None (it would not run as it was calibrated); an
         unreadable evidence model.
     :raises UsageError: an unknown linker name.
     """
     from wikivel_bot.linker.cascade.verifier import VerifiedLinker
-    from wikivel_bot.linker.learned import LearnedProbability, learned_calibration, operating_threshold
+    from wikivel_bot.linker.learned import (LearnedProbability, learned_calibration, learned_verifier_calibration,
+                                            operating_threshold)
     from wikivel_bot.linker.link import rules_from_settings
 
     spec = get_spec(settings.linker.name)
@@ -209,6 +211,11 @@ def build_ready_linker(
     loader = item_images() if wanted and item_images is not None else None
     inner = create_linker(spec.name, settings.linker, item_image_loader=loader, cascade=settings.cascade)
     verifier = inner.verifier if isinstance(inner, VerifiedLinker) else None
+    refit = learned_verifier_calibration(inner, verifier.checkpoint.digest) if verifier is not None else None
+    if verifier is not None and refit is not None:
+        # The learned checkpoint re-fitted this verifier's calibration on reviewers' decisions
+        # (train/verifier_refit.py): its probabilities are read through that map, here only.
+        verifier.checkpoint = replace(verifier.checkpoint, calibration=refit)
     calibration = learned_calibration(inner)
     if calibration is not None and verifier is None:
         # A checkpoint learned from decisions: its suggestions carry its calibrated probability.
@@ -229,6 +236,8 @@ def build_ready_linker(
         evidence = None
     label_match = evidence is not None and settings.evidence.category_label_match
     setup = resolved_setup(settings, inner, loader if spec.uses_item_images else None, rules)
+    if refit is not None:
+        setup["verifier"]["calibration"] = refit.as_dict()
     setup["evidence"] = {"resolved": evidence is not None, "category_label_match": label_match,
                          "model": model.version if model is not None else None}
     linker = SetUpLinker(inner, setup_digest(setup))

@@ -12,6 +12,11 @@ where that probability reaches ``learning.threshold``. The factory applies both:
   (``linker.verifier``) or evidence model still replaces it with its own.
 
 The calibration is part of the checkpoint file, so its digest in the linker version names it.
+
+With ``linker.verifier`` set, the round also re-fits the verifier's calibration on the
+decisions (``train/verifier_refit.py``) and stores it as ``verifier_calibration``, keyed by
+the verifier checkpoint's digest: :func:`learned_verifier_calibration` hands it to the factory,
+which gives it to that verifier (another verifier keeps its own).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from wikivel_bot.core.verification import Calibration
+from wikivel_bot.errors import LinkerError
 from wikivel_bot.linker.base import Linker, LinkerWrapper
 from wikivel_bot.types import MediaFile
 
@@ -48,6 +55,21 @@ def learned_calibration(linker: Linker) -> Optional[Tuple[float, float]]:
         return None
     a, b = _number(calibration.get("a")), _number(calibration.get("b"))
     return None if a is None or b is None else (a, b)
+
+
+def learned_verifier_calibration(linker: Linker, verifier_digest: str) -> Optional[Calibration]:
+    """The verifier calibration a checkpoint learned from decisions re-fitted on them, when
+    it was fitted for the verifier checkpoint of ``verifier_digest``; None otherwise.
+
+    :raises LinkerError: the stored map is damaged (one line).
+    """
+    doc = _extra(linker).get("verifier_calibration")
+    if not isinstance(doc, Mapping) or doc.get("verifier_digest") != verifier_digest:
+        return None
+    try:
+        return Calibration.from_dict(doc["calibration"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LinkerError(f"the learned checkpoint's verifier_calibration is not a calibration map ({exc})") from None
 
 
 class LearnedProbability(LinkerWrapper):

@@ -1,0 +1,271 @@
+"""A learning round re-fits the verifier's calibration on reviewers' decisions (docs/learning.md).
+
+Through the real click group, on a SQLite queue with real decisions and the tiny open_clip
+model (random weights, CPU), beside a verifier: a cascade checkpoint whose pair model has
+seeded random weights and a deliberately poor calibration. `train --from-decisions` fits the
+map again on the held-out calibration files (the verifier's logit against the human label)
+and stores it with the challenger, keyed by the verifier's digest; the one factory applies it
+wherever that challenger runs beside that verifier, and the linker version says so. A round
+without a verifier stores nothing of the kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from click.testing import CliRunner  # noqa: E402
+
+from tests.db_support import open_store  # noqa: E402
+from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file, write_animals_artifact  # noqa: E402
+from tests.review_support import CAT, DOG, HUMAN, add_file  # noqa: E402
+from wikivel_bot.cli import main  # noqa: E402
+from wikivel_bot.learning import registry  # noqa: E402
+from wikivel_bot.queue import migrate  # noqa: E402
+from wikivel_bot.types import DecisionAction  # noqa: E402
+
+COLOURS = [(200, 30, 30), (30, 200, 30), (30, 30, 200)]
+# The checkpoint's own calibration: far from anything the decisions would give.
+OWN = {"method": "platt", "a": 0.1, "b": -1.0}
+
+
+def _verifier(path: Path, seed: int, item_images: int = 0) -> Path:
+    """A cascade checkpoint for the env's backbone, fitted without item images by default (so no wiki)."""
+    import torch
+
+    from wikivel_bot.config import load_settings
+    from wikivel_bot.core.verification import Calibration
+    from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.cascade.checkpoint import save_cascade_checkpoint
+    from wikivel_bot.linker.cascade.pair import build_pair_model, pair_args
+    from wikivel_bot.linker.clip import backbone_info
+    from wikivel_bot.linker.spec import get_spec
+    from wikivel_bot.labels import load_label_set
+
+    settings = load_settings().linker
+    backbone = create_linker("zero-shot", replace(settings, name="zero-shot", checkpoint="", verifier="")).backbone
+    spec = get_spec("cascade")
+    generator = torch.Generator().manual_seed(seed)
+    pair = build_pair_model(backbone.embed_dim, spec.head)
+    with torch.no_grad():
+        for parameter in pair.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.3)
+    return save_cascade_checkpoint(
+        path, spec=spec.as_dict(), pair=pair, pair_args=pair_args(spec.head), backbone=backbone_info(backbone),
+        labelset_hash=load_label_set(settings.labels_dir).content_hash, first_stage_linker="zero-shot",
+        first_stage=None, candidates=8, text_tokens=16, calibration=Calibration.from_dict(OWN), item_images=item_images)
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    tiny_model_file()
+    url = f"sqlite:///{tmp_path / 'queue.sqlite'}"
+    store = open_store(url)
+    migrate.upgrade(store.engine)
+    data = tmp_path / "decisions"
+    (data / "images").mkdir(parents=True)
+    for page in range(1, 16):
+        add_file(store, page, [CAT, DOG, HUMAN], day=page)
+        cat = page % 3 == 0
+        store.record_decision(page, "Q146", DecisionAction.APPROVE if cat else DecisionAction.REJECT, "Bob", "web")
+        store.record_decision(page, "Q144", DecisionAction.REJECT if cat else DecisionAction.APPROVE, "Bob", "web")
+        (data / "images" / f"M{page}.jpg").write_bytes(image_bytes(COLOURS[page % 3], seed=page))
+    store.close()
+    labels = write_animals_artifact(tmp_path / "labels")
+    for key, value in {"DB_URL": url, "LEARNING_MODELS_DIR": str(tmp_path / "models"),
+                       "LINKER_CACHE_DIR": str(tmp_path / "cache"), "LINKER_NAME": "naive-mlp",
+                       "LINKER_MODEL": TINY_MODEL, "LINKER_WEIGHTS": "random", "LINKER_DEVICE": "cpu",
+                       "LINKER_PRECISION": "fp32", "LINKER_LABELS_DIR": str(labels), "LEARNING_EPOCHS": "2",
+                       "LEARNING_BOOTSTRAP": "100", "REVIEW_REVIEWER": "Olga"}.items():
+        monkeypatch.setenv(f"WIKIVEL_{key}", value)
+    monkeypatch.chdir(tmp_path)
+    made = _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images")
+    assert made.exit_code == 0, made.output
+    return tmp_path, data
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _train(data: Path, models: Path, monkeypatch) -> registry.ModelEntry:
+    monkeypatch.setenv("WIKIVEL_LEARNING_MODELS_DIR", str(models))
+    trained = _run("train", "--from-decisions", str(data))
+    assert trained.exit_code == 0, trained.output
+    (entry,) = registry.list_models(models)
+    return entry
+
+
+def _ready(checkpoint: Path, verifier: str):
+    from wikivel_bot.config import load_settings
+    from wikivel_bot.labels import load_label_set
+    from wikivel_bot.linker import build_ready_linker
+
+    settings = load_settings()
+    settings = settings.replace("linker", checkpoint=str(checkpoint), verifier=verifier)
+    return build_ready_linker(settings, load_label_set(settings.linker.labels_dir))
+
+
+def _decided_logits(verifier, data: Path, split: str):
+    """The verifier's logits and the human labels of one split, computed here on their own."""
+    logits, labels = [], []
+    for record in _records(data):
+        if record.split == split:
+            qids, row = _logits(verifier, data, record)
+            logits += row
+            labels += [q in record.positives for q in qids]
+    return logits, labels
+
+
+def _attached(verifier_path: Path):
+    from wikivel_bot.config import load_settings
+    from wikivel_bot.labels import load_label_set
+    from wikivel_bot.linker.cascade.verifier import load_verifier
+
+    settings = load_settings().linker
+    verifier = load_verifier(str(verifier_path), settings)
+    verifier.attach(load_label_set(settings.labels_dir), settings.cache_dir)
+    return verifier
+
+
+def _decide_by_the_verifier(data: Path, verifier_path: Path, rising: bool = True) -> None:
+    """Rewrite the dataset's decisions so that, in each split, the half of the decided pairs
+    the verifier scores highest is approved (``rising``) or rejected (not): labels that the
+    random verifier's score predicts, whichever its seed, so the re-fit has a known direction."""
+    import dataclasses
+
+    from wikivel_bot.learning.records import write_records
+
+    verifier = _attached(verifier_path)
+    records = _records(data)
+    relabelled = []
+    for split in ("train", "calibration", "evaluation"):
+        own = [r for r in records if r.split == split]
+        logits = {(r.page_id, q): z for r in own for q, z in zip(*_logits(verifier, data, r))}
+        cut = sorted(logits.values())[len(logits) // 2]
+        for r in own:
+            ups = [q for q in (*r.positives, *r.negatives) if (logits[(r.page_id, q)] >= cut) == rising]
+            downs = [q for q in (*r.positives, *r.negatives) if q not in ups]
+            relabelled.append(dataclasses.replace(r, positives=tuple(ups), negatives=tuple(downs), prominent=()))
+    write_records(data / "records.jsonl", relabelled)
+
+
+def _logits(verifier, data: Path, record):
+    query, _ = _query(verifier, data, record)
+    qids = [*record.positives, *record.negatives]
+    (row,) = verifier.verify([query], [[verifier.label_set.index_of(q) for q in qids]])
+    return qids, row
+
+
+def test_a_round_refits_the_verifiers_calibration_and_the_factory_applies_it(env, monkeypatch) -> None:
+    from wikivel_bot.core.verification import Calibration, fit_calibration
+    from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.checkpoint import load_checkpoint
+
+    tmp_path, data = env
+    verifier_path = _verifier(tmp_path / "verifier.pt", seed=2)
+    _decide_by_the_verifier(data, verifier_path)
+    digest = load_cascade_checkpoint(verifier_path).digest
+    monkeypatch.setenv("WIKIVEL_LINKER_VERIFIER", str(verifier_path))
+    entry = _train(data, tmp_path / "models", monkeypatch)
+
+    stored = load_checkpoint(entry.path).extra["verifier_calibration"]
+    assert stored["verifier_digest"] == digest and stored["pairs"] == {"calibration": 6, "evaluation": 6}
+    refit = Calibration.from_dict(stored["calibration"])
+    assert refit.method == "platt" and refit.pairs == 6 and refit.positives == 3
+    report = entry.report["verifier"]
+    assert report["refitted"] and report["calibration"] == stored["calibration"]
+    assert set(report["evaluation"]) == {"before", "after"}
+
+    ready = _ready(entry.path, str(verifier_path))
+    verified = ready.linker.inner
+    # The same fit, from the verifier's logits and the reviewers' answers computed here.
+    logits, labels = _decided_logits(verified.verifier, data, "calibration")
+    expected = fit_calibration(logits, labels, "platt")
+    # (Batched or one by one, the logits agree to float noise.)
+    assert (refit.a, refit.b) == pytest.approx((expected.a, expected.b), rel=1e-4)
+    # Applied where the challenger runs beside that verifier: its probabilities, its set-up.
+    assert verified.verifier.checkpoint.calibration == refit
+    assert ready.setup["verifier"]["calibration"] == refit.as_dict()
+    record = next(r for r in _records(data) if r.split == "calibration")
+    (qid, *_), (z, *_) = _logits(verified.verifier, data, record)
+    query, media = _query(verified.verifier, data, record)
+    (probabilities,) = verified.probabilities([query], [media], [[qid]])
+    assert probabilities == {qid: round(refit.probability(z), 4)}
+    assert probabilities[qid] != round(Calibration.from_dict(OWN).probability(z), 4)
+
+    # Beside another verifier the stored map does not apply: that one keeps its own.
+    other = _verifier(tmp_path / "other.pt", seed=3)
+    beside_other = _ready(entry.path, str(other))
+    assert beside_other.linker.inner.verifier.checkpoint.calibration == Calibration.from_dict(OWN)
+    assert "calibration" not in beside_other.setup["verifier"]
+
+    # The same challenger without the stored map runs with the verifier's own, under another version.
+    import torch
+
+    doc = torch.load(entry.path, map_location="cpu", weights_only=True)
+    del doc["extra"]["verifier_calibration"]
+    plain = tmp_path / "plain.pt"
+    torch.save(doc, plain)
+    without = _ready(plain, str(verifier_path))
+    assert without.linker.inner.verifier.checkpoint.calibration == Calibration.from_dict(OWN)
+    assert without.description.version != ready.description.version
+    assert without.setup["verifier"] == {k: v for k, v in ready.setup["verifier"].items() if k != "calibration"}
+
+
+def test_a_round_without_a_verifier_stores_no_verifier_calibration(env, monkeypatch) -> None:
+    from wikivel_bot.linker.checkpoint import load_checkpoint
+
+    tmp_path, data = env
+    entry = _train(data, tmp_path / "models", monkeypatch)
+    assert "verifier_calibration" not in load_checkpoint(entry.path).extra
+    assert "verifier" not in entry.report
+    ready = _ready(entry.path, "")
+    assert ready.setup["verifier"] is None and "verifier:" not in ready.description.version
+
+
+def test_a_verifier_fitted_with_item_images_keeps_its_calibration_without_them(env) -> None:
+    """It would not run as it was fitted: nothing is re-fitted, and the round says why."""
+    from wikivel_bot.config import load_settings
+    from wikivel_bot.labels import load_label_set
+    from wikivel_bot.train.verifier_refit import refit_verifier
+
+    tmp_path, data = env
+    settings = replace(load_settings().linker, verifier=str(_verifier(tmp_path / "p18.pt", seed=2, item_images=4)))
+    kept = refit_verifier(settings, _records(data), data, label_set=lambda: load_label_set(settings.labels_dir))
+    assert kept.calibration is None and "item images" in kept.reason
+    assert kept.summary().startswith("verifier calibration kept:") and "verifier_calibration" not in kept.as_report()
+    # Fitted without them, it is re-fitted from decisions its score predicts...
+    plain = _verifier(tmp_path / "plain.pt", seed=2)
+    settings = replace(settings, verifier=str(plain))
+    _decide_by_the_verifier(data, plain)
+    refit = refit_verifier(settings, _records(data), data, label_set=lambda: load_label_set(settings.labels_dir))
+    assert refit.calibration is not None and refit.calibration.a > 0 and refit.pairs == {"calibration": 6,
+                                                                                         "evaluation": 6}
+    assert refit.summary().startswith("verifier calibration re-fitted on 6 decided pairs"), refit.summary()
+    # ...and the better calibrated for it on the later evaluation files.
+    assert refit.evaluation["after"]["ece"] < refit.evaluation["before"]["ece"]
+    # Decisions that go against its score would need a falling map: refused, its own stays.
+    _decide_by_the_verifier(data, plain, rising=False)
+    falling = refit_verifier(settings, _records(data), data, label_set=lambda: load_label_set(settings.labels_dir))
+    assert falling.calibration is None and "does not rise with approval" in falling.reason
+
+
+def _records(data: Path):
+    from wikivel_bot.learning.records import read_records
+
+    return read_records(data / "records.jsonl")
+
+
+def _query(verifier, data: Path, record):
+    from wikivel_bot.linker.backbone.images import decode_image
+    from wikivel_bot.linker.base import Query
+    from wikivel_bot.types import MediaFile
+
+    media = MediaFile(record.page_id, record.title, description=record.description,
+                      categories=tuple(record.categories))
+    return Query(record.title, decode_image((data / record.image).read_bytes()), verifier.query_text(media)), media
