@@ -46,6 +46,7 @@ class FollowingLinker:
         self.build = build
         self.reload = reload
         self.on_change = on_change
+        self._unreadable = ""  # the last registry error logged
         self.running = self._registry_running()
         self.ready = build(settings)
 
@@ -63,8 +64,12 @@ class FollowingLinker:
         try:
             running = self._registry_running()
         except WikivelError as exc:  # an unreadable registry: keep linking with what runs
-            event("learning", "registry-unreadable", level=logging.WARNING, error=str(exc))
+            # Said once per new error, not before every link batch (every 30 s by default).
+            if str(exc) != self._unreadable:
+                self._unreadable = str(exc)
+                event("learning", "registry-unreadable", level=logging.WARNING, error=str(exc))
             return False
+        self._unreadable = ""
         if running == self.running:
             return False
         self.running = running  # tried once per change, not at every batch

@@ -230,6 +230,15 @@ class ApprovedEdit:
         return mid_of(self.page_id)
 
 
+# ``FollowUp.wanted`` of a statement that is to go (else the rank wanted).
+REMOVE = "remove"
+
+
+def rank_of(prominent: bool) -> str:
+    """The Wikibase rank a decision asks for: "prominent" in the Commons UI is preferred rank."""
+    return "preferred" if prominent else "normal"
+
+
 @dataclass(frozen=True)
 class Written:
     """The statement was added; ``revid`` is the new revision, ``statement_id`` its GUID.

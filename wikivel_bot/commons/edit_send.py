@@ -41,17 +41,12 @@ from wikivel_bot.commons.edit_group import History, Lost, wait_put_throttle
 from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of
 from wikivel_bot.commons.one_shot import LagRefused, Unanswered, send_once
 from wikivel_bot.commons.write_outcomes import failure_for
-from wikivel_bot.types import ApprovedEdit, DryRun, Failed, Written
+from wikivel_bot.types import ApprovedEdit, DryRun, Failed, Written, rank_of
 
-__all__ = ["Sent", "rank_of", "send_group"]
+__all__ = ["Sent", "send_group"]
 
 # A pair's outcome in ``done``: what the writer records (Lost: not this writer's any more).
 Done = Dict[int, Union[Written, DryRun, Failed, Lost]]
-
-
-def rank_of(prominent: bool) -> str:
-    """The Wikibase rank a decision asks for."""
-    return "preferred" if prominent else "normal"
 
 
 @dataclass

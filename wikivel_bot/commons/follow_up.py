@@ -35,18 +35,16 @@ from datetime import datetime, timezone
 from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple, Union
 
 from wikivel_bot.commons.edit_group import History, Lost, recovery_marker, wait_put_throttle
-from wikivel_bot.commons.mediainfo import DEPICTS
+from wikivel_bot.commons.mediainfo import DEPICTS, load_mediainfo
 from wikivel_bot.commons.one_shot import Unanswered, send_once
 from wikivel_bot.commons.write_outcomes import WriteStopped, failure_for
 from wikivel_bot.commons.writer import guard_simulate
 from wikivel_bot.events import event
-from wikivel_bot.types import DryRun, Failed, Skipped, Written
+from wikivel_bot.types import REMOVE, DryRun, Failed, Skipped, Written
 
 __all__ = ["FollowUpQueue", "follow_up", "follow_up_summary", "remove_twins", "settle_follow_ups"]
 
 Outcome = Union[Written, Skipped, Failed, DryRun]
-# ``FollowUp.wanted`` of a statement that is to go (else the rank wanted).
-REMOVE = "remove"
 
 
 class FollowUp(Protocol):
@@ -124,7 +122,7 @@ def follow_up(writer: Any, item: FollowUp, still_ours: Callable[[], bool]) -> Un
     """Make the wiki agree with ``item``'s last decision, if the bot's statement is still as
     it wrote it; see the module docstring."""
     try:
-        mediainfo = _read(writer.site, item.page_id)
+        mediainfo = load_mediainfo(writer.site, item.page_id)
         found = _statement(mediainfo, item)
         if isinstance(found, Skipped):
             # Perhaps this bot's own follow-up did it and died before its record.
@@ -161,7 +159,7 @@ def remove_twins(writer: Any, page_id: int, twins: Sequence[Tuple[int, str]]
     """Remove the statements ``twins`` (candidate id, GUID) the group edit just added, each
     of whose item the file shows more than once; (candidate id, GUID, outcome) for each."""
     try:
-        mediainfo = _read(writer.site, page_id)
+        mediainfo = load_mediainfo(writer.site, page_id)
         statements = mediainfo.statements.get(DEPICTS, []) if mediainfo is not None else []
         ours = {guid for _, guid in twins}
         removable = []
@@ -196,18 +194,6 @@ def _send(writer: Any, mediainfo: Any, summary: str, params: Any) -> Any:
     if writer.tags:
         params["tags"] = "|".join(writer.tags)
     return send_once(mediainfo.repo, **params)
-
-
-def _read(site: Any, page_id: int) -> Any:
-    """The file's MediaInfo, freshly loaded; None when the page is gone."""
-    import pywikibot
-
-    pages = list(site.load_pages_from_pageids([page_id]))
-    if not pages or not pages[0].exists():
-        return None
-    mediainfo = pywikibot.FilePage(pages[0]).data_item()
-    mediainfo.get(force=True)
-    return mediainfo
 
 
 def _statement(mediainfo: Any, item: FollowUp) -> Any:

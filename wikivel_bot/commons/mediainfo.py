@@ -82,3 +82,16 @@ def _qid(value: Any) -> str:
         return text
     number = value.get("numeric-id")
     return f"Q{number}" if isinstance(number, int) and number > 0 else ""
+
+
+def load_mediainfo(site: Any, page_id: int) -> Any:
+    """The file's MediaInfo (pywikibot), freshly loaded from the latest revision; None when the
+    page is gone. By page id, not title: a file renamed since is still the same page."""
+    import pywikibot
+
+    pages = list(site.load_pages_from_pageids([page_id]))
+    if not pages or not pages[0].exists():
+        return None
+    mediainfo = pywikibot.FilePage(pages[0]).data_item()
+    mediainfo.get(force=True)
+    return mediainfo

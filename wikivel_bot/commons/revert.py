@@ -23,12 +23,12 @@ from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from wikivel_bot import __version__
-from wikivel_bot.commons.mediainfo import DEPICTS
+from wikivel_bot.commons.mediainfo import DEPICTS, load_mediainfo
 from wikivel_bot.commons.write_outcomes import WriteStopped, failure_for
 from wikivel_bot.commons.write_loop import reason_kind
 from wikivel_bot.commons.writer import WriteRefused, enable_dry_run, guard_simulate
 from wikivel_bot.core.edit_rules import COMMENT_LIMIT
-from wikivel_bot.types import DryRun, EditOutcome, Failed, Skipped, Written
+from wikivel_bot.types import DryRun, EditOutcome, Failed, Skipped, Written, rank_of
 
 RevertOutcome = Union[Written, Skipped, Failed, DryRun]
 
@@ -114,7 +114,7 @@ class StatementReverter:
         try:
             if not self.site.logged_in():
                 self.site.login()
-            mediainfo = self._read(rows[0].page_id)
+            mediainfo = load_mediainfo(self.site, rows[0].page_id)
             removable = []
             for index, row in enumerate(rows):
                 found = self._find(mediainfo, row)
@@ -144,17 +144,6 @@ class StatementReverter:
 
         return self.dry_run or bool(config.simulate)
 
-    def _read(self, page_id: int) -> Any:
-        """The file's MediaInfo, freshly loaded; None when the page is gone."""
-        import pywikibot
-
-        pages = list(self.site.load_pages_from_pageids([page_id]))
-        if not pages or not pages[0].exists():
-            return None
-        mediainfo = pywikibot.FilePage(pages[0]).data_item()
-        mediainfo.get(force=True)
-        return mediainfo
-
     def _find(self, mediainfo: Any, row: StatementRow) -> Any:
         """The statement to remove, or Skipped with why it stays."""
         if mediainfo is None:
@@ -167,7 +156,7 @@ class StatementReverter:
         now = getattr(target, "id", None) if claim.getSnakType() == "value" else claim.getSnakType()
         if now != row.qid:
             return Skipped(f"changed by someone else: now depicts {now}, the bot wrote {row.qid}")
-        expected = "preferred" if row.prominent else "normal"
+        expected = rank_of(row.prominent)
         if claim.getRank() != expected:
             return Skipped(f"changed by someone else: rank is {claim.getRank()}, the bot wrote {expected}")
         if claim.qualifiers or claim.sources:

@@ -151,11 +151,12 @@ def _write_thresholds(path: Path, linker: str, score: Optional[float], a: float,
     ``review --calibrated`` and the web's calibrated filter: the cosine score at which its
     calibrated probability reaches ``probability`` (None: accept nothing). The running model
     applies it by itself (``linker.factory``); this file only narrows what is shown."""
-    import json
     import math
 
-    doc = {"format": "wikivel-thresholds", "format_version": 1, "hops": 0,
+    from wikivel_bot.liveeval.thresholds import FORMAT, FORMAT_VERSION, write_thresholds
+
+    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "hops": 0,
            "target": precision if precision is not None and math.isfinite(precision) else probability,
            "linkers": {linker: {"threshold": None if score is None else round(score, 6), "on": "score",
                                 "from_decisions": {"probability": probability, "platt": {"a": a, "b": b}}}}}
-    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_thresholds(doc, path)  # the format's one writer (an OS error is one line)

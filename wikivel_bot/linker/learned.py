@@ -21,7 +21,6 @@ which gives it to that verifier (another verifier keeps its own).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from wikivel_bot.core.verification import Calibration
@@ -93,6 +92,7 @@ class LearnedProbability(LinkerWrapper):
         positions = [[(q, label_set.index_of(q)) for q in row] for row in qids]
         kept = [[(q, p) for q, p in row if p is not None] for row in positions]
         scores = getattr(self.inner, "score_items")(queries, [[p for _, p in row] for row in kept])
-        a, b = self.calibration
-        return [{q: round(1.0 / (1.0 + math.exp(-(a * s + b))), 4) for (q, _), s in zip(row, values)}
+        # The one Platt map (its sigmoid holds for any slope a steep fit gives).
+        platt = Calibration("platt", a=self.calibration[0], b=self.calibration[1])
+        return [{q: round(platt.probability(s), 4) for (q, _), s in zip(row, values)}
                 for row, values in zip(kept, scores)]

@@ -24,7 +24,7 @@ from flask import Blueprint, Response, jsonify, request
 from wikivel_bot.core.review_rules import ReviewFile, ReviewFilter
 from wikivel_bot.errors import WikivelError
 from wikivel_bot.queue import web_queries
-from wikivel_bot.types import CandidateState, is_mid, is_qid, page_id_of
+from wikivel_bot.types import CandidateState, is_qid, page_id_of
 from wikivel_bot.web.context import current_reviewer, web
 from wikivel_bot.web.decisions import apply_decision
 from wikivel_bot.web.items import items_in
@@ -196,10 +196,6 @@ def stats() -> Response:
 def decisions() -> Response:
     ctx = web()
     payload: Any = request.get_json(silent=True)
-    if isinstance(payload, dict):
-        typed = payload.get("file")
-        if isinstance(typed, str) and is_mid(typed.strip(), any_case=True):
-            payload = {**payload, "file": "M" + typed.strip()[1:]}  # "m10001", as people type it
     outcome = apply_decision(ctx.store, ctx.settings.web, ctx.limiter, current_reviewer(), payload)
     answer = _json(outcome.body, outcome.status)
     if outcome.status == 429:

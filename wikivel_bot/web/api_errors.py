@@ -12,30 +12,20 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, request
 
-from wikivel_bot.web.security import STATE_CHANGING
+from wikivel_bot.web.security import STATE_CHANGING, is_api, refuse
 
 # The HTTP errors Flask (werkzeug) raises by itself; each gets the JSON answer under /api/.
 HTTP_ERRORS = (400, 404, 405, 406, 408, 411, 413, 414, 415, 416, 431, 500, 501)
 
 
-def _is_api() -> bool:
-    return request.path == "/api" or request.path.startswith("/api/")
-
-
-def _json_error(status: int, message: str) -> Response:
-    answer = jsonify(error=message)
-    answer.status_code = status
-    return answer
-
-
 def http_error(exc: Any) -> Any:
     """404, 405, 413 and the rest (werkzeug's HTTP exceptions): JSON under ``/api/``,
     Flask's own answer elsewhere."""
-    if not _is_api() or not isinstance(getattr(exc, "code", None), int):
+    if not is_api() or not isinstance(getattr(exc, "code", None), int):
         return exc
-    answer = _json_error(exc.code, " ".join(str(exc.description or exc.name).split()))
+    answer = refuse(exc.code, " ".join(str(exc.description or exc.name).split()))
     if exc.code == 405 and exc.response is None:
         allowed = getattr(exc, "valid_methods", None)
         if allowed:
@@ -46,12 +36,12 @@ def http_error(exc: Any) -> Any:
 def parse_body() -> Optional[Response]:
     """The ``before_request`` hook parsing a JSON body up front (Flask caches the result for
     the handler); a body too deep to parse is a 400."""
-    if not _is_api() or request.method not in STATE_CHANGING or not request.is_json:
+    if not is_api() or request.method not in STATE_CHANGING or not request.is_json:
         return None
     try:
         request.get_json(silent=True)
     except RecursionError:
-        return _json_error(400, "the JSON body is nested too deeply")
+        return refuse(400, "the JSON body is nested too deeply")
     return None
 
 

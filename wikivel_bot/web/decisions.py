@@ -16,7 +16,7 @@ from wikivel_bot.queue import reviews, web_queries
 from wikivel_bot.queue.store import Store
 from wikivel_bot.queue.store.decisions import Seen
 from wikivel_bot.review.actions import decide, in_flight_message
-from wikivel_bot.types import CandidateState, DecisionAction, is_qid, page_id_of
+from wikivel_bot.types import CandidateState, DecisionAction, is_qid, mid_of, page_id_of
 from wikivel_bot.web.reviewer import Reviewer
 from wikivel_bot.web.security import RateLimiter
 
@@ -71,6 +71,7 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
         page_id = page_id_of(mid)
     except ValueError:
         return _fail(400, f"file must be an M-id such as M123, not {mid!r}")
+    mid = mid_of(page_id)  # "m10001", as people type it, answered as M10001
     qid = qid.upper()
     if not is_qid(qid):
         return _fail(400, f"item must be a Wikidata item id such as Q146, not {qid!r}")

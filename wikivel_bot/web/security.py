@@ -37,9 +37,14 @@ def csrf_token() -> str:
     return str(token)
 
 
+def is_api() -> bool:
+    """Whether this request is for the JSON API (answered in JSON, errors included)."""
+    return request.path == "/api" or request.path.startswith("/api/")
+
+
 def refuse(status: int, message: str) -> Response:
     """A JSON error under ``/api/``, else the error page."""
-    if request.path.startswith("/api/"):
+    if is_api():
         answer = jsonify(error=message)
         answer.status_code = status
         return answer
@@ -51,7 +56,7 @@ def check_request() -> Optional[Response]:
     if request.method not in STATE_CHANGING:
         return None
     # g.reviewer: set by wikivel_bot.web.sessions.load, registered before this hook.
-    if request.path.startswith("/api/") and g.get("reviewer") is None:
+    if is_api() and g.get("reviewer") is None:
         return refuse(401, "log in first (GET /login)")
     sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD) or ""
     expected = session.get("csrf") or ""

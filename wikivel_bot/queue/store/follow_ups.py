@@ -32,10 +32,9 @@ from sqlalchemy import and_, func, insert, or_, select, update
 from wikivel_bot.queue.rows import to_db_time
 from wikivel_bot.queue.store.base import StoreBase
 from wikivel_bot.queue.tables import candidates, edits, files
-from wikivel_bot.types import CandidateState, DryRun, EditOutcome, Failed, Skipped, Written
+from wikivel_bot.types import REMOVE, CandidateState, DryRun, EditOutcome, Failed, Skipped, Written, rank_of
 
 FollowUpOutcome = Union[Written, Skipped, Failed, DryRun]
-REMOVE = "remove"
 # States whose last decision wants no statement on the wiki.
 UNWANTED = (CandidateState.REJECTED.value, CandidateState.PROPOSED.value)
 
@@ -61,7 +60,7 @@ class FollowUp:
         """``remove``, or the rank the last decision asks for."""
         if self.state.value in UNWANTED:
             return REMOVE
-        return "preferred" if self.prominent else "normal"
+        return rank_of(self.prominent)
 
     @property
     def mid(self) -> str:
