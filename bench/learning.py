@@ -191,9 +191,11 @@ def simulate(strategy: str, world: World, args: argparse.Namespace, test_rows: n
             says = right if g.random() >= args.error else not right
             log.pairs.append((f, i, 1.0 if says else 0.0))
             correct_approved += int(says and right)
-        promoted = "—"
+        promoted, trained = "—", None
         if strategy != "no learning":
             verdict, challenger, _ = judged(model, tensors(world, log), config, args.seed)
+            # The round's challenger on the test files, promoted or not: what learning gave.
+            trained = test_metrics(challenger, world, test_rows)
             if strategy == "queue order":
                 # The same round's challenger trained on corrupted decisions (a share of the
                 # training and calibration labels flipped), judged on the honest later ones.
@@ -212,7 +214,7 @@ def simulate(strategy: str, world: World, args: argparse.Namespace, test_rows: n
             model = Running(model.heads, calibrate_own(model.heads, tensors(world, log), TOP))
         precision, recall, r1 = test_metrics(model, world, test_rows)
         out.append({"round": round_no, "decisions": len(log.pairs), "precision": precision, "recall": recall,
-                    "R@1": r1,
+                    "R@1": r1, "challenger": trained,
                     "per_correct": len(take) / max(1, correct_approved), "promoted": promoted})
     return out, model, flipped, log
 
@@ -257,12 +259,16 @@ def run_seed(args: argparse.Namespace) -> None:
     print(f"### Seed {args.seed} (zero-shot R@1 {100 * base[2]:.1f})")
     print()
     print("| strategy | round | decisions | precision at threshold | recall at threshold | R@1 | "
-          "decisions per correct statement | promoted (precision change, 95% interval) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "decisions per correct statement | promoted (precision change, 95% interval) | "
+          "the round's challenger: precision / R@1 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for strategy, rows in results.items():
         for r in rows:
+            c = r["challenger"]
+            trained = "—" if c is None else f"{100 * c[0]:.1f} / {100 * c[2]:.1f}"
             print(f"| {strategy} | {r['round']} | {r['decisions']} | {100 * r['precision']:.1f} | "
-                  f"{100 * r['recall']:.1f} | {100 * r['R@1']:.1f} | {r['per_correct']:.2f} | {r['promoted']} |")
+                  f"{100 * r['recall']:.1f} | {100 * r['R@1']:.1f} | {r['per_correct']:.2f} | {r['promoted']} | "
+                  f"{trained} |")
     print()
     print(f"Challengers trained on the same decisions with {100 * args.flip:.0f} % of the training and calibration "
           "labels flipped, judged on the honest later decisions (queue order, each round), and, with full truth "

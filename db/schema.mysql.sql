@@ -173,3 +173,9 @@ ALTER TABLE edits ADD COLUMN `rank` VARCHAR(10);
 
 UPDATE alembic_version SET version_num='0008' WHERE alembic_version.version_num = '0007';
 
+-- Running upgrade 0008 -> 0009
+
+ALTER TABLE web_sessions ADD COLUMN check_failed_at DATETIME;
+
+UPDATE alembic_version SET version_num='0009' WHERE alembic_version.version_num = '0008';
+

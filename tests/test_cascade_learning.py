@@ -489,8 +489,12 @@ def test_cascade_on_the_bf16_fast_path_moves_little(trained):
 
     Bounds from one measurement (tiny random-init model, AMX CPU, 60 test files): rank 1 the
     same for 51 files, calibrated probabilities within 0.026. The tiny model is the harsh case
-    (near-tied candidates, no trained structure).
+    (near-tied candidates, no trained structure). A CPU without bf16 instructions (no AMX, no
+    AVX512-BF16: bf16 is then only ever asked for, never chosen by ``auto``) rounds more
+    intermediate results to bf16: 0.053 there (AMD EPYC without either, 2026-11-25), so its
+    bound is wider — the CPU is detected, not assumed.
     """
+    from wikivel_bot.linker.backbone.precision import bf16_flag, cpu_flags
     from wikivel_bot.config import CascadeSettings
     from wikivel_bot.linker import create_linker
     from wikivel_bot.train.dataset import open_labels
@@ -509,7 +513,8 @@ def test_cascade_on_the_bf16_fast_path_moves_little(trained):
     assert same >= 0.75 * len(files), same
     drift = [abs(x.probability - y.probability) for a, b in zip(hits["fp32"], hits["bf16"])
              for x in a for y in b if x.position == y.position]
-    assert len(drift) >= 5 * len(files) and max(drift) < 0.05, max(drift)
+    bound = 0.05 if bf16_flag(cpu_flags()) else 0.08
+    assert len(drift) >= 5 * len(files) and max(drift) < bound, max(drift)
 
 
 def test_verifier_reuses_the_linkers_image_embedding(trained):

@@ -126,6 +126,72 @@ def test_settings_run_the_promoted_checkpoint(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="learning.models_dir: .* names 'a' as running, but .* is missing"):
         load_settings(env=env)
     assert load_settings(env={"WIKIVEL_LINKER_CHECKPOINT": "base.pt"}).linker.checkpoint == "base.pt"
+    # What the `models` commands read: the settings as configured, the registry left to them.
+    assert load_settings(env=env, running_model=False).linker.checkpoint == "base.pt"
+
+
+@pytest.fixture
+def gone_env(tmp_path, monkeypatch):
+    """`second` runs (after `first`), but its model.pt was deleted by hand; `other` won too."""
+    from click.testing import CliRunner
+
+    from wikivel_bot.cli import main
+
+    models = tmp_path / "models"
+    for name in ("first", "second", "other"):
+        _model(models, name)
+    registry.promote(models, "first", by="Olga")
+    registry.promote(models, "second", by="Olga")
+    (models / "second" / registry.MODEL).unlink()
+    for key, value in {"LEARNING_MODELS_DIR": "models", "LINKER_CHECKPOINT": "base.pt",
+                       "REVIEW_REVIEWER": "Olga"}.items():
+        monkeypatch.setenv(f"WIKIVEL_{key}", value)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "photo.jpg").write_bytes(b"not read: the settings refuse first")
+
+    def run(*args: str):
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+    return models, run
+
+
+GONE = ("error: learning.models_dir: models/registry.json names 'second' as running, but "
+        "models/second/model.pt is missing; run `wikivel-bot models rollback` (or `models promote NAME`)")
+
+
+def test_a_running_model_that_is_gone_stops_all_but_the_models_commands(gone_env) -> None:
+    models, run = gone_env
+    for command in (("config", "show"), ("suggest", "photo.jpg"), ("status",)):
+        refused = run(*command)
+        assert refused.exit_code != 0 and refused.output.splitlines() == [GONE], (command, refused.output)
+
+    listed = run("models")
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    assert lines[0] == "running: second"
+    assert lines[1].startswith("MISSING: models/second/model.pt is gone") and "models rollback" in lines[1]
+    assert "* second  MISSING models/second/model.pt" in lines
+    assert any(line.startswith("  first  2026-11-25") for line in lines)
+
+    back = run("models", "rollback", "--reason", "file deleted")
+    assert back.exit_code == 0 and back.output == "running: first\n", back.output
+    assert registry.audit_lines(models)[-1] | {"at": ""} == {
+        "at": "", "action": "rollback", "before": "second", "after": "first", "by": "Olga", "reason": "file deleted"}
+    shown = run("config", "show")
+    assert shown.exit_code == 0 and 'checkpoint = "models/first/model.pt"' in shown.output, shown.output
+
+
+def test_a_gone_running_model_can_be_replaced_by_a_promotion(gone_env) -> None:
+    models, run = gone_env
+    promoted = run("models", "promote", "other")
+    assert promoted.exit_code == 0, promoted.output
+    assert "running: other (was second;" in promoted.output
+    assert [(a["action"], a["before"], a["after"]) for a in registry.audit_lines(models)][-1] == (
+        "promote", "second", "other")
+    shown = run("config", "show")
+    assert shown.exit_code == 0 and 'checkpoint = "models/other/model.pt"' in shown.output, shown.output
+    # Its predecessor is gone: a later rollback passes it over, back to `first`.
+    assert run("models", "rollback").output == "running: first\n"
 
 
 # -- the daemon's job --------------------------------------------------------------------------

@@ -5,8 +5,11 @@ model (random weights, CPU), beside a verifier: a cascade checkpoint whose pair 
 seeded random weights and a deliberately poor calibration. `train --from-decisions` fits the
 map again on the held-out calibration files (the verifier's logit against the human label)
 and stores it with the challenger, keyed by the verifier's digest; the one factory applies it
-wherever that challenger runs beside that verifier, and the linker version says so. A round
-without a verifier stores nothing of the kind.
+wherever that challenger runs beside that verifier, and the linker version says so. The round
+also fine-tunes a copy of the verifier's pair model on the train files' decisions: kept — a
+cascade checkpoint beside the challenger, run by the factory in that verifier's place — only
+when it beats the calibration-only re-fit on the evaluation files' log-loss. A round without a
+verifier stores nothing of the kind.
 """
 
 from __future__ import annotations
@@ -179,7 +182,11 @@ def test_a_round_refits_the_verifiers_calibration_and_the_factory_applies_it(env
     assert refit.method == "platt" and refit.pairs == 6 and refit.positives == 3
     report = entry.report["verifier"]
     assert report["refitted"] and report["calibration"] == stored["calibration"]
-    assert set(report["evaluation"]) == {"before", "after"}
+    # (and the tuned weights' too: on decisions the verifier already ranks perfectly they do
+    # not beat the re-fit, so they are not kept — test_tuned_weights_... keeps some).
+    assert set(report["evaluation"]) == {"before", "after", "tuned"}
+    assert not report["weights"]["tuned"] and "verifier_checkpoint" not in load_checkpoint(entry.path).extra
+    assert not (entry.path.parent / "verifier.pt").exists()
 
     ready = _ready(entry.path, str(verifier_path))
     verified = ready.linker.inner
@@ -217,6 +224,81 @@ def test_a_round_refits_the_verifiers_calibration_and_the_factory_applies_it(env
     assert without.setup["verifier"] == {k: v for k, v in ready.setup["verifier"].items() if k != "calibration"}
 
 
+def test_tuned_weights_that_beat_the_refit_run_in_the_verifiers_place(env, monkeypatch) -> None:
+    """The env's decisions follow the file's colour (Q146 approved on the red files, Q144 on
+    the others): nothing a random verifier's score says, but its pair model can learn it."""
+    import torch
+
+    from wikivel_bot.core.verification import Calibration
+    from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
+    from wikivel_bot.linker.checkpoint import file_digest, load_checkpoint
+
+    tmp_path, data = env
+    verifier_path = _verifier(tmp_path / "verifier.pt", seed=2)
+    original = load_cascade_checkpoint(verifier_path)
+    monkeypatch.setenv("WIKIVEL_LINKER_VERIFIER", str(verifier_path))
+    monkeypatch.setenv("WIKIVEL_LEARNING_EPOCHS", "40")
+    entry = _train(data, tmp_path / "models", monkeypatch)
+
+    # Kept: on the later evaluation files they beat what would run otherwise (this seed's
+    # score falls with approval, so there is no calibration-only re-fit: its own map).
+    report = entry.report["verifier"]
+    assert report["weights"]["tuned"] and not report["refitted"], report
+    evaluation = report["evaluation"]
+    assert evaluation["tuned"]["log_loss"] < evaluation["before"]["log_loss"]
+    assert evaluation["tuned"]["roc_auc"] > evaluation["before"]["roc_auc"]
+    extra = load_checkpoint(entry.path).extra
+    tuned_path = entry.path.parent / "verifier.pt"
+    assert extra["verifier_checkpoint"] == {"path": "verifier.pt", "verifier_digest": original.digest,
+                                            "digest": file_digest(tuned_path)}
+    # A cascade checkpoint of its own: the verifier's, with new pair weights and their map.
+    tuned = load_cascade_checkpoint(tuned_path)
+    assert tuned.extra["from_decisions"]["verifier_digest"] == original.digest
+    assert tuned.calibration == Calibration.from_dict(report["weights"]["calibration"])
+    assert (tuned.spec, tuned.pair_args, tuned.open_clip, tuned.labelset_hash, tuned.candidates, tuned.text_tokens,
+            tuned.text_order, tuned.item_images, tuned.first_stage_linker) == \
+        (original.spec, original.pair_args, original.open_clip, original.labelset_hash, original.candidates,
+         original.text_tokens, original.text_order, original.item_images, original.first_stage_linker)
+    assert set(tuned.pair) == set(original.pair)
+    assert any(not torch.equal(tuned.pair[k], original.pair[k]) for k in original.pair)
+
+    # Beside the verifier it was tuned from, the factory runs the tuned file in its place...
+    ready = _ready(entry.path, str(verifier_path))
+    assert ready.linker.inner.verifier.checkpoint.digest == tuned.digest
+    assert f"verifier:{tuned.digest[:12]}" in ready.description.version
+    assert ready.setup["verifier"]["checkpoint"] == tuned.digest
+    # ...with its probabilities: the tuned weights' logit through the tuned map.
+    record = next(r for r in _records(data) if r.split == "evaluation")
+    (qid, *_), (z, *_) = _logits(_attached(tuned_path), data, record)
+    query, media = _query(ready.linker.inner.verifier, data, record)
+    assert ready.linker.inner.probabilities([query], [media], [[qid]]) == [{qid: round(tuned.calibration.probability(z), 4)}]
+    # Beside another verifier nothing changes: that one, its own map.
+    other = _verifier(tmp_path / "other.pt", seed=3)
+    beside_other = _ready(entry.path, str(other))
+    assert beside_other.linker.inner.verifier.checkpoint.digest == load_cascade_checkpoint(other).digest
+    assert beside_other.linker.inner.verifier.checkpoint.calibration == Calibration.from_dict(OWN)
+
+    # The same challenger without the tuned file's record: the configured verifier, another version.
+    doc = torch.load(entry.path, map_location="cpu", weights_only=True)
+    del doc["extra"]["verifier_checkpoint"]
+    plain = tmp_path / "plain.pt"
+    torch.save(doc, plain)
+    without = _ready(plain, str(verifier_path))
+    assert without.linker.inner.verifier.checkpoint.digest == original.digest
+    assert without.description.version != ready.description.version
+
+    # The file the challenger was judged with, missing or changed: one line, not another verifier.
+    from wikivel_bot.errors import LinkerError
+
+    tuned_path.write_bytes(tuned_path.read_bytes() + b"x")
+    with pytest.raises(LinkerError, match="has changed since it was written") as changed:
+        _ready(entry.path, str(verifier_path))
+    tuned_path.unlink()
+    with pytest.raises(LinkerError, match="is missing") as missing:
+        _ready(entry.path, str(verifier_path))
+    assert "\n" not in str(changed.value) + str(missing.value)
+
+
 def test_a_round_without_a_verifier_stores_no_verifier_calibration(env, monkeypatch) -> None:
     from wikivel_bot.linker.checkpoint import load_checkpoint
 
@@ -247,6 +329,9 @@ def test_a_verifier_fitted_with_item_images_keeps_its_calibration_without_them(e
     assert refit.calibration is not None and refit.calibration.a > 0 and refit.pairs == {"calibration": 6,
                                                                                          "evaluation": 6}
     assert refit.summary().startswith("verifier calibration re-fitted on 6 decided pairs"), refit.summary()
+    # (No epochs: the calibration only, as its weights are not tuned.)
+    assert refit.tuned is None and set(refit.evaluation) == {"before", "after"}
+    assert not refit.as_report()["weights"]["tuned"]
     # ...and the better calibrated for it on the later evaluation files.
     assert refit.evaluation["after"]["ece"] < refit.evaluation["before"]["ece"]
     # Decisions that go against its score would need a falling map: refused, its own stays.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -18,15 +17,16 @@ from wikivel_bot.linker.backbone.weights import resolve_weights  # noqa: E402
 
 def test_uncached_tag_without_network_fails_fast_with_instructions(monkeypatch):
     monkeypatch.setattr(weights_module, "cached_tag_file", lambda cfg: None)
-    monkeypatch.setattr(weights_module, "hub_reachable", lambda timeout: False)
-    started = time.monotonic()
+    probes = []
+    # Fast by construction: one reachability probe (answered at once here), no download tried.
+    monkeypatch.setattr(weights_module, "hub_reachable", lambda timeout_s: probes.append(timeout_s) or False)
     with pytest.raises(LinkerError) as info:
         resolve_weights("ViT-B-32", "laion2b_s34b_b79k", "")
     message = str(info.value)
     assert "ViT-B-32/laion2b_s34b_b79k are not in the local cache" in message
     assert "pretrained='laion2b_s34b_b79k'" in message  # how to fetch them elsewhere
     assert "--weights PATH" in message and "--weights random" in message
-    assert time.monotonic() - started < 5
+    assert len(probes) == 1 and probes[0] <= 5  # the probe's own timeout bounds the wait
 
 
 def test_hf_hub_offline_is_honoured_without_probing(monkeypatch):

@@ -5,7 +5,7 @@ profile re-reads over real HTTP against the test wiki, time moved by hand."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import requests
 
@@ -26,6 +26,7 @@ from tests.web_support import (  # noqa: F401 - fixtures are used by name
 from wikivel_bot.queue.tables import web_sessions
 from wikivel_bot.review.actions import decide
 from wikivel_bot.types import DecisionAction, Written
+from wikivel_bot.web.sessions import PROFILE_RETRY_S, retry_in
 
 COOKIE = "wikivel_session"
 TESSA = "Tessa Temporary"  # blocked and demoted by these tests, so nobody else's user
@@ -175,8 +176,72 @@ def test_decisions_wait_while_the_wiki_cannot_say_who_is_blocked(webwiki, web_qu
     assert refused.status_code == 503 and "cannot re-check Bob Photographer" in refused.json["error"]
     assert client.get("/review").status_code == 200  # looking goes on with the last profile
     ctx.oauth_base = working
+    clock.now += PROFILE_RETRY_S  # the wiki is asked again after the pause (next test)
     assert post_decision(client, token, "M10001", "Q146", "approve").status_code == 200
     assert [row[2] for row in decision_rows(web_queue)] == ["approve"]
+
+
+def test_an_outage_is_asked_once_per_pause_not_on_every_page(webwiki, web_queue) -> None:
+    seed(web_queue)
+    clock = FakeClock()
+    client = make_app(webwiki, web_queue, clock=clock, profile_check_minutes=5.0).test_client()
+    login(client, "Bob Photographer")
+    token = csrf_of(client)
+    # Another web worker, the same login: it sees what this one noted, through the database.
+    other = make_app(webwiki, web_queue, clock=clock, profile_check_minutes=5.0).test_client()
+    other.set_cookie(COOKIE, client.get_cookie(COOKIE).value)
+    reads = users_reads(webwiki)
+    down = webwiki.faults.add("users", "http503", times=None)  # the wiki's API is down
+    try:
+        clock.now += 5 * 60  # the re-read is due
+        failed_at = clock.now
+        # The first request asks and fails; it and every page after it in the pause are
+        # served with the last profile, without asking the wiki again.
+        for n, path in enumerate(("/review", "/grid?item=Q146", "/api/stats", "/review", "/api/stats")):
+            clock.now = failed_at + n * 5
+            assert (client if n % 2 else other).get(path).status_code == 200, path
+        assert client.get("/api/stats").json["you"]["name"] == "Bob Photographer"
+        assert users_reads(webwiki) == reads + 1 and down.fired == 1
+        # A decision in the pause is not accepted unchecked, and does not ask either.
+        clock.now = failed_at + 21
+        refused = post_decision(client, token, "M10001", "Q146", "skip")
+        assert refused.status_code == 503 and refused.headers["Retry-After"] == "9"
+        assert refused.json["error"] == (
+            "cannot re-check Bob Photographer's wiki account now (the wiki did not answer): try again in 9 s")
+        assert users_reads(webwiki) == reads + 1
+        # The pause over, the next request asks once more: still down, a new pause.
+        clock.now = failed_at + PROFILE_RETRY_S
+        again = post_decision(other, token, "M10001", "Q146", "skip")
+        assert again.status_code == 503 and again.headers["Retry-After"] == str(PROFILE_RETRY_S)
+        assert again.json["error"] == ("cannot re-check Bob Photographer's wiki account now (HTTPError): "
+                                       f"try again in {PROFILE_RETRY_S} s")
+        assert users_reads(webwiki) == reads + 2
+        clock.now += 10
+        assert client.get("/review").status_code == 200 and other.get("/review").status_code == 200
+        assert users_reads(webwiki) == reads + 2 and down.fired == 2
+    finally:
+        webwiki.faults.remove(down)
+    # The wiki is back: asked after the pause, once; the good answer clears the note.
+    clock.now += PROFILE_RETRY_S
+    assert post_decision(client, token, "M10001", "Q146", "skip").status_code == 200
+    assert users_reads(webwiki) == reads + 3
+    with web_queue.engine.connect() as conn:
+        assert [row.check_failed_at for row in conn.execute(web_sessions.select())] == [None]
+    # Checked now: the next decisions within the interval ask nothing.
+    clock.now += 60
+    assert post_decision(other, token, "M10001", "Q144", "skip").status_code == 200
+    assert users_reads(webwiki) == reads + 3
+    assert [(p, q, a) for p, q, a, *_ in decision_rows(web_queue)] == [(10001, "Q146", "skip"), (10001, "Q144", "skip")]
+
+
+def test_the_pause_after_a_failed_read_is_counted_from_the_failure() -> None:
+    failed = datetime(2026, 11, 25, 12, 0, 0)
+    assert retry_in(None, failed) == 0
+    assert retry_in(failed, failed) == PROFILE_RETRY_S
+    assert retry_in(failed, failed + timedelta(seconds=PROFILE_RETRY_S - 0.5)) == 1
+    assert retry_in(failed, failed + timedelta(seconds=PROFILE_RETRY_S)) == 0
+    # A note from a worker whose clock runs ahead does not hold this one back.
+    assert retry_in(failed + timedelta(seconds=5), failed) == 0
 
 
 def test_revert_asks_first_then_redirects(webwiki, web_queue) -> None:

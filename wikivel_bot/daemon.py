@@ -25,7 +25,7 @@ import socket
 import threading
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 from wikivel_bot.config import Settings
 from wikivel_bot.daemon_stop import FINAL_RECORDS_S, JOBS_GRACE_S, RunningJobs, exit_now, finish_within
@@ -60,6 +60,8 @@ class Daemon:
         self.parts = parts
         self.write_interval_s = write_interval_s
         self.stopping = threading.Event()
+        # When the stop was asked for (monotonic s): the stopped line's `stop_s` counts from it.
+        self._stop_asked: Optional[float] = None
         self._signals = 0
         self.worker = f"daemon:{socket.gethostname()}:{os.getpid()}"
         # One document per daemon (several may share a queue); `status` lists them all.
@@ -199,7 +201,9 @@ class Daemon:
 
     def _stop(self, scheduler: Any, metrics: Any, started: str, beat: str) -> None:
         """End within 10 s (``daemon_stop``): the running jobs see `stopping` and end after
-        their item, or are left behind after JOBS_GRACE_S."""
+        their item, or are left behind after JOBS_GRACE_S. The stopped line's `stop_s` is the
+        time from the stop request to the last records' end, bounded by those two deadlines."""
+        asked = self._stop_asked if self._stop_asked is not None else time.monotonic()
         scheduler.shutdown(wait=False)
         left = self.jobs.wait_idle(JOBS_GRACE_S)
         if metrics is not None:
@@ -217,10 +221,11 @@ class Daemon:
                                           "stopped_at": format_timestamp()})
 
         recorded = finish_within(last_records, FINAL_RECORDS_S)
+        stop_s = round(time.monotonic() - asked, 2)
         if not left and recorded:
-            event("daemon", "stopped", worker=self.worker)
+            event("daemon", "stopped", worker=self.worker, stop_s=stop_s)
             return
-        event("daemon", "stopped", level=logging.WARNING, worker=self.worker,
+        event("daemon", "stopped", level=logging.WARNING, worker=self.worker, stop_s=stop_s,
               left_running=",".join(left) or None, last_records="saved" if recorded else "timed out",
               note="an edit in flight is recorded by the writer's recovery at the next start")
         exit_now(0)
@@ -234,7 +239,12 @@ class Daemon:
             event("daemon", "released", worker=worker, rows=n, note="that process is gone")
 
     def request_stop(self) -> None:
+        self._note_stop_asked()
         self.stopping.set()
+
+    def _note_stop_asked(self) -> None:
+        if self._stop_asked is None:
+            self._stop_asked = time.monotonic()
 
     def _install_signals(self) -> None:
         def handler(signum: int, _frame: Any) -> None:
@@ -242,6 +252,7 @@ class Daemon:
             if self._signals > 1:
                 event("daemon", "killed", level=logging.WARNING, signal=signal.Signals(signum).name)
                 os._exit(128 + signum)
+            self._note_stop_asked()
             event("daemon", "stopping", signal=signal.Signals(signum).name,
                   note="finishing the current item; send again to exit at once")
             self.stopping.set()

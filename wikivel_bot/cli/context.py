@@ -22,6 +22,9 @@ class CliContext:
     # Overrides from global flags: {(section, key): value}.
     overrides: Dict[tuple, Any] = field(default_factory=dict)
     verbose: int = 0
+    # False: settings without the running checkpoint of learning.models_dir (`load_settings`'s
+    # running_model); only the `models` commands set it, before anything reads the settings.
+    running_model: bool = True
     _settings: Optional[Settings] = None
     _store: Any = None
     _site: Any = None
@@ -29,7 +32,7 @@ class CliContext:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            settings = load_settings(self.config_path)
+            settings = load_settings(self.config_path, running_model=self.running_model)
             for (section, key), value in self.overrides.items():
                 settings = settings.replace(section, **{key: value})
             if self.overrides:  # `config show` names the command line as these keys' source

@@ -82,7 +82,7 @@ def train_from_decisions(obj: CliContext, data_dir: Path, promote: bool, **linke
 
         return default_label_set(settings.linker.labels_dir).content_hash
 
-    # The label set and item images are asked for only to re-fit a verifier's calibration.
+    # The label set and item images are asked for by a cascade and to re-fit a verifier's calibration.
     result = train_challenger(data_dir, settings, labelset_hash=labelset_hash, by=_who(settings), promote=promote,
                               progress=lambda line: click.echo(line, err=True), label_set=obj.label_set,
                               item_images=item_image_source(settings, obj.site))
@@ -102,8 +102,12 @@ def train_from_decisions(obj: CliContext, data_dir: Path, promote: bool, **linke
 @click.pass_context
 def models(ctx: click.Context, models_dir: Optional[str]) -> None:
     """List the checkpoints learned from reviewers' decisions, their verdicts, and which one
-    runs (`models promote NAME`, `models rollback` change that, audited)."""
+    runs (`models promote NAME`, `models rollback` change that, audited). These work even when
+    the running checkpoint's file is gone, which stops every other command."""
     obj: CliContext = ctx.obj
+    # The registry is what these commands inspect and mend, so they read settings without its
+    # running model (a missing one would refuse them like every other command).
+    obj.running_model = False
     root = models_dir or obj.settings.learning.models_dir
     if not root:
         raise UsageError("no models directory: set learning.models_dir (or --models-dir)")
@@ -113,9 +117,17 @@ def models(ctx: click.Context, models_dir: Optional[str]) -> None:
     from wikivel_bot.learning import registry
 
     entries = registry.list_models(root)
-    running = next((e.name for e in entries if e.running), None)
-    click.echo(f"running: {running or '(none promoted: linker.checkpoint ' + repr(obj.settings.linker.checkpoint) + ')'}")
+    running = next((e for e in entries if e.running), None)
+    nothing = f"(none promoted: linker.checkpoint {obj.settings.linker.checkpoint!r})"
+    click.echo(f"running: {running.name if running else nothing}")
+    if running is not None and running.missing:
+        click.echo(f"MISSING: {running.path} is gone, so every other command refuses to start; "
+                   "`wikivel-bot models rollback` runs the one that ran before (or linker.checkpoint), "
+                   "`wikivel-bot models promote NAME` another")
     for e in entries:
+        if e.missing:
+            click.echo(f"* {e.name}  MISSING {e.path}")
+            continue
         verdict = e.report.get("verdict", {})
         ch = verdict.get("challenger", {})
         shown = " ".join(f"{k}={ch[k]:.3f}" for k in ("precision", "recall", "nDCG@5") if isinstance(ch.get(k), float))

@@ -287,8 +287,9 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
               help="cascade: how the verifier's match probability is calibrated on the validation files.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when stderr is a terminal).")
 @click.option("--from-decisions", "from_decisions", type=_DIR,
-              help="Fine-tune the running checkpoint on a `dataset from-decisions` directory instead, judge it on "
-                   "the later held-out decisions, promote it only if it wins (docs/learning.md; learning.* settings).")
+              help="Fine-tune the running checkpoint (Naive CLIP's heads, or the cascade's pair model) on a `dataset "
+                   "from-decisions` directory instead, judge it on the later held-out decisions, promote it only if "
+                   "it wins (docs/learning.md; learning.* settings).")
 @click.option("--promote/--no-promote", default=True, show_default=True,
               help="--from-decisions: promote a challenger that wins (--no-promote: judge and keep only).")
 @click.pass_obj

@@ -31,7 +31,7 @@ SESSION_SECRET_VARIABLE = "WIKIVEL_SESSION_SECRET"
 
 
 def load_settings(
-    path: Optional[Path] = None, env: Optional[Mapping[str, str]] = None
+    path: Optional[Path] = None, env: Optional[Mapping[str, str]] = None, *, running_model: bool = True
 ) -> Settings:
     """Build Settings from defaults, a TOML file and ``WIKIVEL_*`` variables.
 
@@ -39,6 +39,9 @@ def load_settings(
         exists. A path that was
         asked for explicitly and does not exist is an error.
     :param env: the environment to read (``os.environ`` when None).
+    :param running_model: put the checkpoint ``learning.models_dir`` runs into ``linker``
+        (:func:`_with_running_model`). False only for the ``models`` commands, which build no
+        linker and are the way to mend a registry whose running model is gone.
     :raises ConfigError: unknown key, wrong type, unreadable file — naming key and source.
     """
     env = os.environ if env is None else env
@@ -78,13 +81,14 @@ def load_settings(
     settings = Settings(**built, source=source,
                         origins=tuple((f"{section}.{key}", where) for (section, key), where in origins.items()))
     _validate(settings, origins)
-    return _with_running_model(settings)
+    return _with_running_model(settings) if running_model else settings
 
 
 def _with_running_model(settings: Settings) -> Settings:
     """The checkpoint promoted in ``learning.models_dir`` (docs/learning.md) replaces
     ``linker.checkpoint``, so every path that builds a linker runs (and names) the promoted
-    model; without a models directory, or before any promotion, nothing changes."""
+    model; without a models directory, or before any promotion, nothing changes. A running
+    model whose file is gone is an error naming ``models rollback``, never another model."""
     if not settings.learning.models_dir:
         return settings
     from wikivel_bot.learning.registry import running_checkpoint, running_linker

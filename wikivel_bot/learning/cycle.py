@@ -44,43 +44,50 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
     :param labelset_hash: the label set in use (asked only when no checkpoint runs yet).
     :param by: who asked (recorded in the audit line of a promotion).
     :param promote: promote a winner (False: judge and keep only).
-    :param label_set: the label set in use, asked only to re-fit a verifier's calibration
-        (``linker.verifier``); None: ``linker.labels_dir``'s.
-    :param item_images: P18 images for a verifier fitted with them
-        (``commons.providers.item_image_source``); None: such a verifier keeps its calibration.
+    :param label_set: the label set in use, asked only by a cascade (its pair model is trained
+        over the label set's items) and to re-fit a verifier's calibration (``linker.verifier``);
+        None: ``linker.labels_dir``'s.
+    :param item_images: P18 images for a cascade or verifier fitted with them
+        (``commons.providers.item_image_source``); None: such a verifier keeps its calibration,
+        and such a cascade is refused in one line.
     :raises UsageError: no models directory, too few decisions to train or judge.
     """
-    from wikivel_bot.train.from_decisions import FineTuneConfig, encode_records, fine_tune, load_running, save_challenger
-    from wikivel_bot.train.own_suggestions import calibrate_own, judged_files, operating_score
+    from wikivel_bot.labels import default_label_set
+    from wikivel_bot.train.learners import load_learner
+    from wikivel_bot.train.own_suggestions import operating_score
 
     learning = settings.learning
     models_dir = models_dir or learning.models_dir
     if not models_dir:
         raise UsageError("learning.models_dir is not set: say where checkpoints and their reports live")
     records = read_records(data_dir / RECORDS)
-    linker, champion, running = load_running(settings.linker)
-    progress(f"champion: {linker.description.version}")
-    data = encode_records(records, data_dir, linker.backbone, linker.spec.item_text)
+    label_set = label_set or (lambda: default_label_set(settings.linker.labels_dir))
+    # Naive CLIP's heads, or the cascade's pair model (train/learners.py).
+    learner = load_learner(settings.linker, settings.cascade, label_set, item_images)
+    linker, champion, running = learner.linker, learner.champion, learner.running
+    progress(f"champion: {linker.description.version} (training its {learner.kind})")
+    data = learner.encode(records, data_dir)
     counts = {s: int(data.select(s).numel()) for s in ("train", "calibration", "evaluation")}
     if min(counts.values()) == 0:
         raise UsageError(f"too few decisions to learn from (pairs with an image per split: {counts}); "
                          "review more files, then run `dataset from-decisions` again")
-    config = FineTuneConfig(epochs=learning.epochs, lr=learning.lr, seed=learning.seed)
-    challenger = fine_tune(champion, data, config)
+    challenger = learner.fine_tune(data, learning.epochs, learning.lr, learning.seed)
     # Each model calibrated on its own suggestions, judged at its own operating threshold on
     # the same decided pairs (train/own_suggestions.py says why: the decided pairs are the
     # champion's proposals, a biased sample for any other model).
     top_k = settings.linker.top_k
-    platt_champion, platt_challenger = calibrate_own(champion, data, top_k), calibrate_own(challenger, data, top_k)
-    verdict = judge(_scores(judged_files(champion, data, platt_champion, top_k)),
-                    _scores(judged_files(challenger, data, platt_challenger, top_k)),
+    platt_champion = learner.calibrate(champion, data, top_k)
+    platt_challenger = learner.calibrate(challenger, data, top_k)
+    verdict = judge(_scores(learner.judged(champion, data, platt_champion, top_k)),
+                    _scores(learner.judged(challenger, data, platt_challenger, top_k)),
                     threshold=learning.threshold, resamples=learning.bootstrap, seed=learning.seed)
     operating = operating_score(platt_challenger, learning.threshold)
     verifier = _refit_verifier(settings, records, data_dir, label_set, item_images, progress)
     root = Path(models_dir)
     out = registry.new_model_dir(root, "challenger-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
     now = format_timestamp()
-    extra = {"from_decisions": {"data": str(data_dir), "pairs": counts, "epochs": config.epochs, "lr": config.lr},
+    extra = {"from_decisions": {"data": str(data_dir), "pairs": counts, "epochs": learning.epochs, "lr": learning.lr,
+                                "trained": learner.kind},
              "calibration": {"method": "platt", "a": platt_challenger.a, "b": platt_challenger.b, "top_k": top_k},
              "threshold": learning.threshold,
              # The operating threshold is part of the model: the factory applies it as the
@@ -89,8 +96,12 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
     if verifier is not None and verifier.calibration is not None:
         # Applied by the factory wherever this checkpoint runs beside that verifier.
         extra["verifier_calibration"] = verifier.as_extra()
-    path = save_challenger(out / registry.MODEL, linker, challenger,
-                           running.labelset_hash if running is not None else labelset_hash(), extra)
+    if verifier is not None and verifier.tuned is not None:
+        # The verifier's weights tuned on the decisions, a file beside the challenger: the
+        # factory runs it instead of that verifier wherever this checkpoint runs beside it.
+        extra["verifier_checkpoint"] = verifier.write_checkpoint(out)
+    path = learner.save(out / registry.MODEL, challenger, platt_challenger,
+                        running.labelset_hash if running is not None else labelset_hash(), extra)
     from wikivel_bot.linker.checkpoint import file_digest
 
     card = _read_card(data_dir)
@@ -98,7 +109,8 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
         "created": now, "linker": linker.spec.name, "digest": file_digest(path),
         "champion_checkpoint": running.path if running is not None else "",
         "champion_digest": running.digest if running is not None else "",
-        "champion_version": linker.description.version, "epochs": config.epochs, "operating_threshold": operating,
+        "champion_version": linker.description.version, "trained": learner.kind, "epochs": learning.epochs,
+        "operating_threshold": operating,
         "calibration": {"champion": vars(platt_champion), "challenger": vars(platt_challenger)},
         "data": card, "data_dir": str(data_dir), "skipped": data.skipped, "verdict": verdict.as_json(),
     }
@@ -118,15 +130,18 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
 
 def _refit_verifier(settings: Any, records: List[Any], data_dir: Path, label_set: Optional[Callable[[], Any]],
                     item_images: Optional[Callable[[], Any]], progress: Callable[[str], None]) -> Any:
-    """The verifier's calibration re-fitted on the held-out decisions
-    (``train/verifier_refit.py``); None when no verifier is configured."""
+    """The verifier's calibration re-fitted on the held-out decisions, and its weights tuned
+    on the train decisions with the round's epochs, lr and seed (kept only when they beat the
+    re-fit: ``train/verifier_refit.py``); None when no verifier is configured."""
     if not settings.linker.verifier:
         return None
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.train.verifier_refit import refit_verifier
 
+    learning = settings.learning
     refit = refit_verifier(settings.linker, records, data_dir, item_images=item_images,
-                           label_set=label_set or (lambda: default_label_set(settings.linker.labels_dir)))
+                           label_set=label_set or (lambda: default_label_set(settings.linker.labels_dir)),
+                           epochs=learning.epochs, lr=learning.lr, seed=learning.seed)
     progress(refit.summary())
     return refit
 

@@ -42,6 +42,8 @@ class ModelEntry:
     path: Path
     running: bool
     report: Mapping[str, Any]
+    # The running checkpoint whose model.pt is gone: listed so `models` can say so.
+    missing: bool = False
 
     @property
     def verdict(self) -> str:
@@ -51,14 +53,17 @@ class ModelEntry:
 def running_checkpoint(models_dir: str | Path) -> Optional[Path]:
     """The checkpoint registry.json names as running, or None (nothing promoted yet).
 
-    :raises UsageError: an unreadable registry, or a running model whose file is gone.
+    :raises UsageError: an unreadable registry, or a running model whose file is gone (the
+        message names the way out: the ``models`` commands load settings without this).
     """
     name = read_registry(models_dir).get("running")
     if not name:
         return None
     path = Path(models_dir) / str(name) / MODEL
     if not path.is_file():
-        raise UsageError(f"{Path(models_dir) / REGISTRY} names {name!r} as running, but {path} is missing")
+        # Never another model in its place: a silent change of model would be unaudited.
+        raise UsageError(f"{Path(models_dir) / REGISTRY} names {name!r} as running, but {path} is missing; "
+                         "run `wikivel-bot models rollback` (or `models promote NAME`)")
     return path
 
 
@@ -86,13 +91,17 @@ def read_registry(models_dir: str | Path) -> Dict[str, Any]:
 
 
 def list_models(models_dir: str | Path) -> List[ModelEntry]:
-    """Every checkpoint directory (oldest name first) with its report and whether it runs."""
+    """Every checkpoint directory (oldest name first) with its report and whether it runs;
+    a running checkpoint whose ``model.pt`` is gone comes last, marked ``missing``."""
     root = Path(models_dir)
     running = read_registry(root).get("running") if root.is_dir() else None
     entries = []
     for sub in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else ():
         if (sub / MODEL).is_file():
             entries.append(ModelEntry(sub.name, sub / MODEL, sub.name == running, read_report(sub)))
+    if running and not any(e.running for e in entries):
+        gone = root / str(running)
+        entries.append(ModelEntry(str(running), gone / MODEL, True, read_report(gone), missing=True))
     return entries
 
 

@@ -193,15 +193,16 @@ def build_ready_linker(
     :param progress: progress bars while the label index is built.
     A checkpoint learned from decisions brings its operating threshold, which replaces
     ``linker.min_score``, its calibrated probability, and the verifier's calibration
-    re-fitted on the decisions (``linker.learned``; only beside the verifier it was fitted for).
+    re-fitted on the decisions — or that verifier's weights tuned on them, a file beside the
+    checkpoint run in its place (``linker.learned``; only beside the verifier it was fitted for).
     :raises LinkerError: what :func:`create_linker` raises; a verifier calibrated with item
         images when ``item_images`` is None (it would not run as it was calibrated); an
-        unreadable evidence model.
+        unreadable evidence model; a learned checkpoint's tuned verifier missing or changed.
     :raises UsageError: an unknown linker name.
     """
-    from wikivel_bot.linker.cascade.verifier import VerifiedLinker
+    from wikivel_bot.linker.cascade.verifier import VerifiedLinker, load_verifier
     from wikivel_bot.linker.learned import (LearnedProbability, learned_calibration, learned_verifier_calibration,
-                                            operating_threshold)
+                                            learned_verifier_checkpoint, operating_threshold)
     from wikivel_bot.linker.link import rules_from_settings
 
     spec = get_spec(settings.linker.name)
@@ -211,6 +212,13 @@ def build_ready_linker(
     loader = item_images() if wanted and item_images is not None else None
     inner = create_linker(spec.name, settings.linker, item_image_loader=loader, cascade=settings.cascade)
     verifier = inner.verifier if isinstance(inner, VerifiedLinker) else None
+    tuned = learned_verifier_checkpoint(inner, verifier.checkpoint.digest) if verifier is not None else None
+    if isinstance(inner, VerifiedLinker) and tuned is not None:
+        # The learned checkpoint tuned this verifier's weights on reviewers' decisions (and
+        # was judged with them): it runs in that verifier's place, here only. Its digest names
+        # it in the version and the set-up.
+        verifier = load_verifier(str(tuned), settings.linker, inner=inner.inner, item_image_loader=loader)
+        inner = VerifiedLinker(inner.inner, verifier)
     refit = learned_verifier_calibration(inner, verifier.checkpoint.digest) if verifier is not None else None
     if verifier is not None and refit is not None:
         # The learned checkpoint re-fitted this verifier's calibration on reviewers' decisions

@@ -16,11 +16,15 @@ The calibration is part of the checkpoint file, so its digest in the linker vers
 With ``linker.verifier`` set, the round also re-fits the verifier's calibration on the
 decisions (``train/verifier_refit.py``) and stores it as ``verifier_calibration``, keyed by
 the verifier checkpoint's digest: :func:`learned_verifier_calibration` hands it to the factory,
-which gives it to that verifier (another verifier keeps its own).
+which gives it to that verifier (another verifier keeps its own). When the verifier's weights
+fine-tuned on the decisions beat that re-fit, the round writes them as a cascade checkpoint
+beside the challenger (``verifier_checkpoint``, under the same key): :func:`learned_verifier_checkpoint`
+names that file, and the factory runs it in that verifier's place.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from wikivel_bot.core.verification import Calibration
@@ -69,6 +73,32 @@ def learned_verifier_calibration(linker: Linker, verifier_digest: str) -> Option
         return Calibration.from_dict(doc["calibration"])
     except (KeyError, TypeError, ValueError) as exc:
         raise LinkerError(f"the learned checkpoint's verifier_calibration is not a calibration map ({exc})") from None
+
+
+def learned_verifier_checkpoint(linker: Linker, verifier_digest: str) -> Optional[Path]:
+    """The tuned verifier a checkpoint learned from decisions wrote beside itself, when it was
+    tuned from the verifier checkpoint of ``verifier_digest``; None otherwise.
+
+    :raises LinkerError: the record is damaged, the file is missing, or it is not the file the
+        round wrote (its digest differs) — one line each: the challenger was judged with it.
+    """
+    doc = _extra(linker).get("verifier_checkpoint")
+    if not isinstance(doc, Mapping) or doc.get("verifier_digest") != verifier_digest:
+        return None
+    name, digest = doc.get("path"), doc.get("digest")
+    checkpoint = getattr(getattr(linker, "inner", linker), "checkpoint")  # _extra found it: it has one
+    if not isinstance(name, str) or not name or not isinstance(digest, str):
+        raise LinkerError("the learned checkpoint's verifier_checkpoint does not name a file and its digest")
+    from wikivel_bot.linker.checkpoint import file_digest
+
+    # Relative to the learned checkpoint's own directory (the challenger's in the models directory).
+    path = Path(checkpoint.path).parent / name
+    if not path.is_file():
+        raise LinkerError(f"the verifier tuned for this checkpoint is missing: {path}")
+    if file_digest(path) != digest:
+        raise LinkerError(f"the verifier tuned for this checkpoint has changed since it was written: {path} "
+                          f"(digest {digest[:12]} expected)")
+    return path
 
 
 class LearnedProbability(LinkerWrapper):

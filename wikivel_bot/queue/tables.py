@@ -210,5 +210,8 @@ web_sessions = Table(
     Column("created_at", DateTime, nullable=False),
     Column("expires_at", DateTime, nullable=False, index=True),
     Column("checked_at", DateTime, nullable=False),
+    # When a re-read of the profile last failed (the wiki down); NULL once a read succeeds.
+    # The wiki is asked again only a short while later, not on every request of the login.
+    Column("check_failed_at", DateTime),
     **MYSQL_TABLE_OPTIONS,
 )

@@ -3,8 +3,9 @@
 The web app (``wikivel_bot.web.sessions``) gives the browser a random session id and keeps
 only its SHA-256 here (a copy of the database opens no login), with the reviewer's wiki
 profile (groups; blocked, and the wiki's reason) and two times: when the login ends, fixed
-at login (no sliding renewal), and when the profile was last read from the wiki. Every web worker reads the same rows, so a logout
-or an expiry ends the login everywhere at once.
+at login (no sliding renewal), and when the profile was last read from the wiki (and when a
+re-read last failed, so an outage is not asked again on every request). Every web worker
+reads the same rows, so a logout or an expiry ends the login everywhere at once.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class WebSession:
     expires_at: datetime
     checked_at: datetime
     block_reason: str = ""
+    # When the last re-read of the profile failed (the wiki did not answer); None after a success.
+    check_failed_at: Optional[datetime] = None
 
 
 def open_session(store: Store, key: str, user_name: str, user_id: str, groups: Tuple[str, ...],
@@ -54,16 +57,24 @@ def find_session(store: Store, key: str, now: datetime) -> Optional[WebSession]:
     groups = row.user_groups if isinstance(row.user_groups, list) else []
     return WebSession(user_name=row.user_name, user_id=row.user_id, groups=tuple(str(g) for g in groups),
                       blocked=bool(row.blocked), expires_at=row.expires_at, checked_at=row.checked_at,
-                      block_reason=row.block_reason or "")
+                      block_reason=row.block_reason or "", check_failed_at=row.check_failed_at)
 
 
 def update_profile(store: Store, key: str, groups: Tuple[str, ...], blocked: bool, now: datetime,
                    block_reason: str = "") -> None:
-    """Save the profile just read from the wiki, and when it was read."""
+    """Save the profile just read from the wiki, and when it was read (a failure noted
+    before is forgotten)."""
     with store.transaction() as conn:
         conn.execute(update(web_sessions).where(web_sessions.c.id == key).values(
             user_groups=list(groups), blocked=blocked, block_reason=block_reason or None,
-            checked_at=to_db_time(now)))
+            checked_at=to_db_time(now), check_failed_at=None))
+
+
+def note_check_failed(store: Store, key: str, now: datetime) -> None:
+    """Note that the wiki could not be asked for the profile at ``now``; the profile and
+    ``checked_at`` stay as they were, so the re-read remains due."""
+    with store.transaction() as conn:
+        conn.execute(update(web_sessions).where(web_sessions.c.id == key).values(check_failed_at=to_db_time(now)))
 
 
 def end_session(store: Store, key: str) -> bool:

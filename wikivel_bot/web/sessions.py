@@ -14,12 +14,16 @@ longer in an allowed group, is refused (403 naming why, with the wiki's block re
 then on. The OAuth profile says only *that* a user is blocked, so a login of a blocked user
 reads the reason at once. When the wiki
 cannot be reached, pages keep the last profile but decisions are refused (503) until the
-profile could be read again: a block must not slip through an outage.
+profile could be read again: a block must not slip through an outage. The failed read is
+noted in the session's row, and the wiki is not asked again for that login before
+``PROFILE_RETRY_S`` have passed: during an outage a page view does not wait for a wiki that
+is down, nor does every click add to its load.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -36,6 +40,11 @@ from wikivel_bot.web.security import STATE_CHANGING, refuse
 SID = "sid"
 # A reviewer waits for this read on the request that triggers it: short, one try.
 PROFILE_TIMEOUT_S = 5.0
+# After a failed read, the pause before the wiki is asked again for the same login: short
+# enough that decisions resume soon after the wiki does, long enough that an outage costs
+# the wiki one request per login and pause, not one per page view (and each page view no
+# timeout). Decisions answer 503 meanwhile; pages are served with the last profile.
+PROFILE_RETRY_S = 30
 
 
 class ProfileUnavailable(Exception):
@@ -131,11 +140,18 @@ def load() -> Optional[Response]:
     reviewer = Reviewer(name=found.user_name, user_id=found.user_id, groups=found.groups, blocked=found.blocked,
                         block_reason=found.block_reason)
     if moment - found.checked_at >= timedelta(minutes=ctx.settings.web.profile_check_minutes):
+        wait = retry_in(found.check_failed_at, moment)
+        if wait:  # the wiki did not answer a moment ago: not asked again yet
+            if request.method in STATE_CHANGING:
+                return _unchecked(reviewer.name, "the wiki did not answer", wait)
+            g.reviewer = reviewer
+            return None
         try:
             profile = read_profile(profile_api(ctx.oauth_base), reviewer.name, ctx.user_agent)
         except ProfileUnavailable as exc:
+            web_sessions.note_check_failed(ctx.store, key, moment)
             if request.method in STATE_CHANGING:
-                return refuse(503, f"cannot re-check {reviewer.name}'s wiki account now ({exc}): try again shortly")
+                return _unchecked(reviewer.name, str(exc), PROFILE_RETRY_S)
         else:
             if profile is None:
                 web_sessions.end_session(ctx.store, key)
@@ -147,3 +163,19 @@ def load() -> Optional[Response]:
     g.reviewer = reviewer
     return None
 
+
+def retry_in(failed_at: Optional[datetime], moment: datetime) -> int:
+    """Whole seconds until the wiki may be asked again for a profile whose read failed at
+    ``failed_at`` (None: never, or since succeeded); 0 when it may be asked at ``moment``.
+    A note from the future (a worker's clock ahead of this one's) does not hold it back."""
+    if failed_at is None or failed_at > moment:
+        return 0
+    left = PROFILE_RETRY_S - (moment - failed_at).total_seconds()
+    return math.ceil(left) if left > 0 else 0
+
+
+def _unchecked(name: str, why: str, wait: int) -> Response:
+    """The 503 for a decision while the profile is due but unread (``Retry-After`` too)."""
+    answer = refuse(503, f"cannot re-check {name}'s wiki account now ({why}): try again in {wait} s")
+    answer.headers["Retry-After"] = str(wait)
+    return answer

@@ -370,6 +370,21 @@ class CascadeLinker:
 
         return score_outside(self, queries, items)
 
+    @torch.inference_mode()
+    def file_features(self, queries: Sequence[Query]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(image, file text, text present, first-stage query) of ``queries``, as the pair
+        model reads them: for training it on reviewers' decisions (``train.pair_from_decisions``)."""
+        return self._encode(queries)
+
+    @torch.inference_mode()
+    def item_features(self, positions: Sequence[int]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(item text, item image, image present, first-stage item) of label-set ``positions``."""
+        if self._item_text is None:
+            raise LinkerError(f"linker {self.spec.name}: attach a label set before reading its items")
+        index = torch.tensor(list(positions), dtype=torch.long, device=self._item_text.device)
+        first = self._first_items(index.unsqueeze(0))[0]
+        return self._item_text[index], self._item_image[index], self._item_image_present[index], first
+
     def _encode(self, queries: Sequence[Query]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """(image, file text, text present, first-stage query) embeddings of ``queries``."""
         if self._item_text is None or self._label_set is None:
