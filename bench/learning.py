@@ -49,6 +49,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from bench.evidence import cpu_line  # noqa: E402
+from bench.learning_sim import (  # noqa: E402
+    challenger_cell, decide, print_corrupted, print_final, print_rounds, split_labels, take_uncertain, verdict_cell)
 from wikivel_bot.learning.judge import judge  # noqa: E402
 from wikivel_bot.learning.metrics import FileScores  # noqa: E402
 from wikivel_bot.linker.heads import NaiveHeads  # noqa: E402
@@ -119,17 +121,8 @@ class Log:
 def tensors(world: World, log: Log, flip: float = 0.0, seed: int = 0) -> DecisionTensors:
     """The decisions so far, split by file in upload order 0.6/0.2/0.2 (evaluation latest);
     ``flip``: share of train and calibration labels flipped (corrupted reviewers)."""
-    rows = sorted({f for f, _, _ in log.pairs})
-    cut1, cut2 = rows[int(len(rows) * 0.6)], rows[int(len(rows) * 0.8)]
-    g = np.random.default_rng(seed)
+    rows, labels, split = split_labels(log.pairs, flip, seed)
     position = {f: i for i, f in enumerate(rows)}
-    labels, split = [], []
-    for f, _, y in log.pairs:
-        name = "train" if f < cut1 else "calibration" if f < cut2 else "evaluation"
-        if name != "evaluation" and g.random() < flip:
-            y = 1.0 - y
-        labels.append(y)
-        split.append(name)
     return DecisionTensors(world.files[rows], world.items, rows, [str(i) for i in range(ITEMS)],
                            torch.tensor([position[f] for f, _, _ in log.pairs]),
                            torch.tensor([i for _, i, _ in log.pairs]), torch.tensor(labels), split)
@@ -176,21 +169,11 @@ def simulate(strategy: str, world: World, args: argparse.Namespace, test_rows: n
             with torch.no_grad():
                 q = F.normalize(model.heads.image_head(world.files[rows]), dim=-1)
                 e = F.normalize(model.heads.text_head(world.items[items]), dim=-1)
-                gap = np.abs(model.platt((q * e).sum(dim=-1)).numpy() - THRESHOLD)
-            nearest: Dict[int, float] = {}
-            for (f, _), d in zip(pending, gap):
-                nearest[f] = min(nearest.get(f, 1.0), float(d))
-            files = set(sorted(nearest, key=lambda f: (nearest[f], f))[:args.per_round // TOP])
-            take = [p for p in pending if p[0] in files]
-            pending = [p for p in pending if p[0] not in files]
+                probabilities = model.platt((q * e).sum(dim=-1)).numpy()
+            take, pending = take_uncertain(pending, probabilities, THRESHOLD, args.per_round // TOP)
         else:
             take, pending = pending[:args.per_round], pending[args.per_round:]
-        correct_approved = 0
-        for f, i in take:
-            right = world.truth[f] == i
-            says = right if g.random() >= args.error else not right
-            log.pairs.append((f, i, 1.0 if says else 0.0))
-            correct_approved += int(says and right)
+        correct_approved = decide(take, world.truth, args.error, g, log.pairs)
         promoted, trained = "—", None
         if strategy != "no learning":
             verdict, challenger, _ = judged(model, tensors(world, log), config, args.seed)
@@ -207,14 +190,12 @@ def simulate(strategy: str, world: World, args: argparse.Namespace, test_rows: n
             # a kept challenger changes nothing, not even the running threshold.
             if verdict.promote:
                 model = challenger
-            d = verdict.deltas["precision"]
-            promoted = ("yes" if verdict.promote else "no") + f" ({d['delta']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]" + (
-                "" if verdict.promote or d["low"] <= 0 else "; " + verdict.reasons[-1]) + ")"
+            promoted = verdict_cell(verdict)
         else:
             model = Running(model.heads, calibrate_own(model.heads, tensors(world, log), TOP))
         precision, recall, r1 = test_metrics(model, world, test_rows)
         out.append({"round": round_no, "decisions": len(log.pairs), "precision": precision, "recall": recall,
-                    "R@1": r1, "challenger": trained,
+                    "R@1": r1, "challenger": challenger_cell(trained),
                     "per_correct": len(take) / max(1, correct_approved), "promoted": promoted})
     return out, model, flipped, log
 
@@ -258,40 +239,14 @@ def run_seed(args: argparse.Namespace) -> None:
     print()
     print(f"### Seed {args.seed} (zero-shot R@1 {100 * base[2]:.1f})")
     print()
-    print("| strategy | round | decisions | precision at threshold | recall at threshold | R@1 | "
-          "decisions per correct statement | promoted (precision change, 95% interval) | "
-          "the round's challenger: precision / R@1 |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for strategy, rows in results.items():
-        for r in rows:
-            c = r["challenger"]
-            trained = "—" if c is None else f"{100 * c[0]:.1f} / {100 * c[2]:.1f}"
-            print(f"| {strategy} | {r['round']} | {r['decisions']} | {100 * r['precision']:.1f} | "
-                  f"{100 * r['recall']:.1f} | {100 * r['R@1']:.1f} | {r['per_correct']:.2f} | {r['promoted']} | "
-                  f"{trained} |")
+    print_rounds(results)
     print()
-    print(f"Challengers trained on the same decisions with {100 * args.flip:.0f} % of the training and calibration "
-          "labels flipped, judged on the honest later decisions (queue order, each round), and, with full truth "
-          "on the test files, precision at threshold / R@1 of the running model and of the corrupted challenger:")
-    print()
-    print("| round | verdict | precision change [95% interval] | test: running | test: corrupted | why |")
-    print("|---|---|---|---|---|---|")
-    for round_no, (verdict, champ, bad) in enumerate(corrupted, 1):
-        d = verdict.deltas["precision"]
-        print(f"| {round_no} | {verdict.outcome} | {d['delta']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] | "
-              f"{100 * champ[0]:.1f} / {100 * champ[2]:.1f} | {100 * bad[0]:.1f} / {100 * bad[2]:.1f} | "
-              f"{'; '.join(verdict.reasons)} |")
-    refused = sum(not v.promote for v, _, _ in corrupted)
-    print()
-    print(f"Corrupted challengers refused: {refused} of {len(corrupted)}.")
+    print_corrupted(corrupted, args.flip)
     config = FineTuneConfig(epochs=args.epochs, lr=args.lr, batch_size=128, seed=args.seed)
     honest = tensors(world, queue_log)
     final_verdict, _, _ = judged(final["queue order"], tensors(world, queue_log, flip=args.flip, seed=args.seed),
                                  config, args.seed)
-    d = final_verdict.deltas["precision"]
-    print(f"Against the final `queue order` model, a challenger trained on all {len(honest.split)} decisions with "
-          f"{100 * args.flip:.0f} % flipped: **{final_verdict.outcome}** — precision change {d['delta']:+.3f} "
-          f"[{d['low']:+.3f}, {d['high']:+.3f}]; " + "; ".join(final_verdict.reasons))
+    print_final(final_verdict, len(honest.split), args.flip)
 
 
 if __name__ == "__main__":

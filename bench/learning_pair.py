@@ -59,6 +59,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from bench.evidence import cpu_line  # noqa: E402
+from bench.learning_sim import (  # noqa: E402
+    challenger_cell, decide, print_corrupted, print_final, print_rounds, split_labels, take_uncertain, verdict_cell)
 from wikivel_bot.learning.judge import Verdict, judge  # noqa: E402
 from wikivel_bot.learning.metrics import FileScores  # noqa: E402
 from wikivel_bot.linker.cascade.pair import build_pair_model  # noqa: E402
@@ -157,17 +159,8 @@ def test_metrics(model: Running, world: World, test_rows: np.ndarray) -> Tuple[f
 def tensors(world: World, pairs: List[Tuple[int, int, float]], flip: float = 0.0, seed: int = 0) -> PairDecisions:
     """The decisions so far, split by file in upload order 0.6/0.2/0.2 (evaluation latest);
     ``flip``: share of train and calibration labels flipped (corrupted reviewers)."""
-    rows = sorted({f for f, _, _ in pairs})
-    cut1, cut2 = rows[int(len(rows) * 0.6)], rows[int(len(rows) * 0.8)]
-    g = np.random.default_rng(seed)
+    rows, labels, split = split_labels(pairs, flip, seed)
     position = {f: i for i, f in enumerate(rows)}
-    labels, split = [], []
-    for f, _, y in pairs:
-        name = "train" if f < cut1 else "calibration" if f < cut2 else "evaluation"
-        if name != "evaluation" and g.random() < flip:
-            y = 1.0 - y
-        labels.append(y)
-        split.append(name)
     d, at = world.data, torch.tensor(rows, dtype=torch.long)
     return PairDecisions(files=d.files[at], items=d.items, page_ids=rows, qids=d.qids,
                          pair_file=torch.tensor([position[f] for f, _, _ in pairs]),
@@ -205,27 +198,16 @@ def simulate(strategy: str, world: World, args: argparse.Namespace, test_rows: n
         _, top = cascade_top(model.pair, world, new)
         pending += [(int(f), int(i)) for f, row in zip(new, top.tolist()) for i in row]
         if strategy == "uncertainty":
-            # The queue's uncertainty order (core/review_order.py): whole files, the one whose
-            # suggestion is nearest the threshold first; reviewers decide all of it.
+            # The queue's uncertainty order, as bench/learning.py (learning_sim.take_uncertain).
             rows = torch.tensor([f for f, _ in pending])
             with torch.no_grad():
                 scores = pair_output(model.pair, world.data, rows, torch.tensor([[i] for _, i in pending])).scores[:, 0]
-            gap = np.abs(model.platt(scores.double()).numpy() - THRESHOLD)
-            nearest: Dict[int, float] = {}
-            for (f, _), d in zip(pending, gap):
-                nearest[f] = min(nearest.get(f, 1.0), float(d))
-            files = set(sorted(nearest, key=lambda f: (nearest[f], f))[:args.per_round // TOP])
-            take = [p for p in pending if p[0] in files]
-            pending = [p for p in pending if p[0] not in files]
+            take, pending = take_uncertain(pending, model.platt(scores.double()).numpy(), THRESHOLD,
+                                           args.per_round // TOP)
         else:
             take, pending = pending[:args.per_round], pending[args.per_round:]
-        correct_approved = 0
-        for f, i in take:
-            right = world.truth[f] == i
-            says = right if g.random() >= args.error else not right
-            pairs.append((f, i, 1.0 if says else 0.0))
-            correct_approved += int(says and right)
-        promoted = "—"
+        correct_approved = decide(take, world.truth, args.error, g, pairs)
+        promoted, tried = "—", None
         if strategy != "no learning":
             verdict, challenger = judged(model, tensors(world, pairs), config, args.seed)
             if strategy == "queue order":
@@ -235,15 +217,13 @@ def simulate(strategy: str, world: World, args: argparse.Namespace, test_rows: n
             tried = test_metrics(challenger, world, test_rows)
             if verdict.promote:
                 model = challenger
-            d = verdict.deltas["precision"]
-            promoted = ("yes" if verdict.promote else "no") + f" ({d['delta']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]" + (
-                "" if verdict.promote or d["low"] <= 0 else "; " + verdict.reasons[-1]) + ")"
+            promoted = verdict_cell(verdict)
         else:
             model = Running(model.pair, calibrate_own_pair(model.pair, tensors(world, pairs), TOP))
         precision, recall, r1 = test_metrics(model, world, test_rows)
         out.append({"round": round_no, "decisions": len(pairs), "precision": precision, "recall": recall, "R@1": r1,
                     "per_correct": len(take) / max(1, correct_approved), "promoted": promoted,
-                    "challenger": "—" if strategy == "no learning" else f"{100 * tried[0]:.1f} / {100 * tried[2]:.1f}"})
+                    "challenger": challenger_cell(tried)})
     return out, model, flipped, pairs
 
 
@@ -300,36 +280,13 @@ def run_seed(args: argparse.Namespace, strategies: List[str]) -> None:
     print(f"### Seed {args.seed} (first-stage R@1 {100 * base[2]:.1f}; test files whose text names "
           f"their item: {100 * world.names[test_rows].mean():.0f} %)")
     print()
-    print("| strategy | round | decisions | precision at threshold | recall at threshold | R@1 | "
-          "decisions per correct statement | promoted (precision change, 95% interval) | "
-          "the round's challenger: precision / R@1 |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for strategy, rows in results.items():
-        for r in rows:
-            print(f"| {strategy} | {r['round']} | {r['decisions']} | {100 * r['precision']:.1f} | "
-                  f"{100 * r['recall']:.1f} | {100 * r['R@1']:.1f} | {r['per_correct']:.2f} | {r['promoted']} | "
-                  f"{r['challenger']} |")
+    print_rounds(results)
     print()
-    print(f"Challengers trained on the same decisions with {100 * args.flip:.0f} % of the training and calibration "
-          "labels flipped, judged on the honest later decisions (queue order, each round), and, with full truth "
-          "on the test files, precision at threshold / R@1 of the running model and of the corrupted challenger:")
-    print()
-    print("| round | verdict | precision change [95% interval] | test: running | test: corrupted | why |")
-    print("|---|---|---|---|---|---|")
-    for round_no, (verdict, champ, bad) in enumerate(corrupted, 1):
-        d = verdict.deltas["precision"]
-        print(f"| {round_no} | {verdict.outcome} | {d['delta']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] | "
-              f"{100 * champ[0]:.1f} / {100 * champ[2]:.1f} | {100 * bad[0]:.1f} / {100 * bad[2]:.1f} | "
-              f"{'; '.join(verdict.reasons)} |")
-    print()
-    print(f"Corrupted challengers refused: {sum(not v.promote for v, _, _ in corrupted)} of {len(corrupted)}.")
+    print_corrupted(corrupted, args.flip)
     config = PairTuneConfig(epochs=args.epochs, lr=args.lr, seed=args.seed)
     final_verdict, _ = judged(final["queue order"], tensors(world, queue_pairs, flip=args.flip, seed=args.seed),
                               config, args.seed)
-    d = final_verdict.deltas["precision"]
-    print(f"Against the final `queue order` model, a challenger trained on all {len(queue_pairs)} decisions with "
-          f"{100 * args.flip:.0f} % flipped: **{final_verdict.outcome}** — precision change {d['delta']:+.3f} "
-          f"[{d['low']:+.3f}, {d['high']:+.3f}]; " + "; ".join(final_verdict.reasons))
+    print_final(final_verdict, len(queue_pairs), args.flip)
 
 
 if __name__ == "__main__":

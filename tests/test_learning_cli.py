@@ -17,41 +17,20 @@ pytest.importorskip("torch")
 from click.testing import CliRunner  # noqa: E402
 
 from tests.db_support import open_store  # noqa: E402
-from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file, write_animals_artifact  # noqa: E402
-from tests.review_support import CAT, DOG, HUMAN, add_file  # noqa: E402
+from tests.learning_support import COLOURS, decided_queue  # noqa: E402
+from tests.linker_support import image_bytes  # noqa: E402
 from wikivel_bot.cli import main  # noqa: E402
 from wikivel_bot.learning import registry  # noqa: E402
-from wikivel_bot.queue import migrate  # noqa: E402
 from wikivel_bot.types import DecisionAction  # noqa: E402
-
-COLOURS = [(200, 30, 30), (30, 200, 30), (30, 30, 200)]
 
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    tiny_model_file()
-    url = f"sqlite:///{tmp_path / 'queue.sqlite'}"
-    store = open_store(url)
-    migrate.upgrade(store.engine)
-    data = tmp_path / "decisions"
-    (data / "images").mkdir(parents=True)
-    for page in range(1, 16):
-        add_file(store, page, [CAT, DOG, HUMAN], day=page)
-        # A cat on red files, a dog on the others; Mallory approves everything.
-        cat = page % 3 == 0
-        store.record_decision(page, "Q146", DecisionAction.APPROVE if cat else DecisionAction.REJECT, "Bob", "web")
-        store.record_decision(page, "Q144", DecisionAction.REJECT if cat else DecisionAction.APPROVE, "Bob", "web")
+    def mallory_approves_everything(store, page: int) -> None:
         store.record_decision(page, "Q5", DecisionAction.APPROVE, "Mallory", "web")
-        (data / "images" / f"M{page}.jpg").write_bytes(image_bytes(COLOURS[page % 3], seed=page))
-    store.close()
-    labels = write_animals_artifact(tmp_path / "labels")
-    for key, value in {"DB_URL": url, "LEARNING_MODELS_DIR": str(tmp_path / "models"),
-                       "LINKER_CACHE_DIR": str(tmp_path / "cache"), "LINKER_NAME": "naive-mlp",
-                       "LINKER_MODEL": TINY_MODEL, "LINKER_WEIGHTS": "random", "LINKER_DEVICE": "cpu",
-                       "LINKER_PRECISION": "fp32", "LINKER_LABELS_DIR": str(labels), "LEARNING_EPOCHS": "3",
-                       "LEARNING_BOOTSTRAP": "200", "REVIEW_REVIEWER": "Olga"}.items():
-        monkeypatch.setenv(f"WIKIVEL_{key}", value)
-    monkeypatch.chdir(tmp_path)
+
+    data = decided_queue(tmp_path, monkeypatch, more=mallory_approves_everything,
+                         settings={"LEARNING_EPOCHS": "3", "LEARNING_BOOTSTRAP": "200"})
     return tmp_path, data
 
 

@@ -15,7 +15,6 @@ Two levels:
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -23,13 +22,9 @@ torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
 
-from tests.db_support import open_store  # noqa: E402
-from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file, write_animals_artifact  # noqa: E402
-from tests.review_support import CAT, DOG, HUMAN, add_file  # noqa: E402
+from tests.learning_support import cascade_checkpoint, decided_queue  # noqa: E402
 from wikivel_bot.cli import main  # noqa: E402
 from wikivel_bot.learning import registry  # noqa: E402
-from wikivel_bot.queue import migrate  # noqa: E402
-from wikivel_bot.types import DecisionAction  # noqa: E402
 from wikivel_bot.train.from_decisions import Platt  # noqa: E402
 from wikivel_bot.train.pair_from_decisions import (  # noqa: E402
     PairDecisions,
@@ -41,9 +36,6 @@ from wikivel_bot.train.pair_from_decisions import (  # noqa: E402
     pair_output,
     score_calibration,
 )
-
-COLOURS = [(200, 30, 30), (30, 200, 30), (30, 30, 200)]
-
 
 # -- on tensors --------------------------------------------------------------------------------
 
@@ -147,54 +139,11 @@ def test_one_platt_map_serves_the_score_and_the_logit() -> None:
 
 # -- through the CLI, with the tiny model ------------------------------------------------------
 
-def _cascade(path: Path, seed: int) -> Path:
-    """A cascade checkpoint for the env's backbone (first stage zero-shot, no item images)."""
-    from wikivel_bot.config import load_settings
-    from wikivel_bot.core.verification import Calibration
-    from wikivel_bot.labels import load_label_set
-    from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.cascade.checkpoint import save_cascade_checkpoint
-    from wikivel_bot.linker.cascade.pair import build_pair_model, pair_args
-    from wikivel_bot.linker.clip import backbone_info
-    from wikivel_bot.linker.spec import get_spec
-
-    settings = load_settings(running_model=False).linker
-    backbone = create_linker("zero-shot", replace(settings, name="zero-shot", checkpoint="", verifier="")).backbone
-    spec = get_spec("cascade")
-    torch.manual_seed(seed)
-    pair = build_pair_model(backbone.embed_dim, spec.head)
-    return save_cascade_checkpoint(
-        path, spec=spec.as_dict(), pair=pair, pair_args=pair_args(spec.head), backbone=backbone_info(backbone),
-        labelset_hash=load_label_set(settings.labels_dir).content_hash, first_stage_linker="zero-shot",
-        first_stage=None, candidates=8, text_tokens=16, calibration=Calibration.from_dict(
-            {"method": "platt", "a": 0.5, "b": -4.0}), item_images=0)
-
-
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    tiny_model_file()
-    url = f"sqlite:///{tmp_path / 'queue.sqlite'}"
-    store = open_store(url)
-    migrate.upgrade(store.engine)
-    data = tmp_path / "decisions"
-    (data / "images").mkdir(parents=True)
-    for page in range(1, 31):
-        add_file(store, page, [CAT, DOG, HUMAN], day=page)
-        # The colour says which: what a pair model over the image can learn.
-        cat = page % 3 == 0
-        store.record_decision(page, "Q146", DecisionAction.APPROVE if cat else DecisionAction.REJECT, "Bob", "web")
-        store.record_decision(page, "Q144", DecisionAction.REJECT if cat else DecisionAction.APPROVE, "Bob", "web")
-        (data / "images" / f"M{page}.jpg").write_bytes(image_bytes(COLOURS[page % 3], seed=page))
-    store.close()
-    labels = write_animals_artifact(tmp_path / "labels")
-    for key, value in {"DB_URL": url, "LEARNING_MODELS_DIR": str(tmp_path / "models"),
-                       "LINKER_CACHE_DIR": str(tmp_path / "cache"), "LINKER_NAME": "cascade",
-                       "LINKER_MODEL": TINY_MODEL, "LINKER_WEIGHTS": "random", "LINKER_DEVICE": "cpu",
-                       "LINKER_PRECISION": "fp32", "LINKER_LABELS_DIR": str(labels), "LEARNING_EPOCHS": "8",
-                       "LEARNING_LR": "0.003", "LEARNING_BOOTSTRAP": "100", "REVIEW_REVIEWER": "Olga"}.items():
-        monkeypatch.setenv(f"WIKIVEL_{key}", value)
-    monkeypatch.chdir(tmp_path)
-    running = _cascade(tmp_path / "running.pt", seed=1)
+    data = decided_queue(tmp_path, monkeypatch, files=30, linker="cascade",
+                         settings={"LEARNING_EPOCHS": "8", "LEARNING_LR": "0.003"})
+    running = cascade_checkpoint(tmp_path / "running.pt", seed=1, calibration={"method": "platt", "a": 0.5, "b": -4.0})
     monkeypatch.setenv("WIKIVEL_LINKER_CHECKPOINT", str(running))
     made = _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images")
     assert made.exit_code == 0, made.output

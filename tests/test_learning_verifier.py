@@ -23,69 +23,23 @@ pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
 
-from tests.db_support import open_store  # noqa: E402
-from tests.linker_support import TINY_MODEL, image_bytes, tiny_model_file, write_animals_artifact  # noqa: E402
-from tests.review_support import CAT, DOG, HUMAN, add_file  # noqa: E402
+from tests.learning_support import cascade_checkpoint, decided_queue  # noqa: E402
 from wikivel_bot.cli import main  # noqa: E402
 from wikivel_bot.learning import registry  # noqa: E402
-from wikivel_bot.queue import migrate  # noqa: E402
-from wikivel_bot.types import DecisionAction  # noqa: E402
 
-COLOURS = [(200, 30, 30), (30, 200, 30), (30, 30, 200)]
 # The checkpoint's own calibration: far from anything the decisions would give.
 OWN = {"method": "platt", "a": 0.1, "b": -1.0}
 
 
 def _verifier(path: Path, seed: int, item_images: int = 0) -> Path:
-    """A cascade checkpoint for the env's backbone, fitted without item images by default (so no wiki)."""
-    import torch
-
-    from wikivel_bot.config import load_settings
-    from wikivel_bot.core.verification import Calibration
-    from wikivel_bot.linker import create_linker
-    from wikivel_bot.linker.cascade.checkpoint import save_cascade_checkpoint
-    from wikivel_bot.linker.cascade.pair import build_pair_model, pair_args
-    from wikivel_bot.linker.clip import backbone_info
-    from wikivel_bot.linker.spec import get_spec
-    from wikivel_bot.labels import load_label_set
-
-    settings = load_settings().linker
-    backbone = create_linker("zero-shot", replace(settings, name="zero-shot", checkpoint="", verifier="")).backbone
-    spec = get_spec("cascade")
-    generator = torch.Generator().manual_seed(seed)
-    pair = build_pair_model(backbone.embed_dim, spec.head)
-    with torch.no_grad():
-        for parameter in pair.parameters():
-            parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.3)
-    return save_cascade_checkpoint(
-        path, spec=spec.as_dict(), pair=pair, pair_args=pair_args(spec.head), backbone=backbone_info(backbone),
-        labelset_hash=load_label_set(settings.labels_dir).content_hash, first_stage_linker="zero-shot",
-        first_stage=None, candidates=8, text_tokens=16, calibration=Calibration.from_dict(OWN), item_images=item_images)
+    """A cascade checkpoint with seeded random pair weights and the poor calibration ``OWN``,
+    fitted without item images by default (so no wiki)."""
+    return cascade_checkpoint(path, seed, calibration=OWN, item_images=item_images, random_scale=0.3)
 
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    tiny_model_file()
-    url = f"sqlite:///{tmp_path / 'queue.sqlite'}"
-    store = open_store(url)
-    migrate.upgrade(store.engine)
-    data = tmp_path / "decisions"
-    (data / "images").mkdir(parents=True)
-    for page in range(1, 16):
-        add_file(store, page, [CAT, DOG, HUMAN], day=page)
-        cat = page % 3 == 0
-        store.record_decision(page, "Q146", DecisionAction.APPROVE if cat else DecisionAction.REJECT, "Bob", "web")
-        store.record_decision(page, "Q144", DecisionAction.REJECT if cat else DecisionAction.APPROVE, "Bob", "web")
-        (data / "images" / f"M{page}.jpg").write_bytes(image_bytes(COLOURS[page % 3], seed=page))
-    store.close()
-    labels = write_animals_artifact(tmp_path / "labels")
-    for key, value in {"DB_URL": url, "LEARNING_MODELS_DIR": str(tmp_path / "models"),
-                       "LINKER_CACHE_DIR": str(tmp_path / "cache"), "LINKER_NAME": "naive-mlp",
-                       "LINKER_MODEL": TINY_MODEL, "LINKER_WEIGHTS": "random", "LINKER_DEVICE": "cpu",
-                       "LINKER_PRECISION": "fp32", "LINKER_LABELS_DIR": str(labels), "LEARNING_EPOCHS": "2",
-                       "LEARNING_BOOTSTRAP": "100", "REVIEW_REVIEWER": "Olga"}.items():
-        monkeypatch.setenv(f"WIKIVEL_{key}", value)
-    monkeypatch.chdir(tmp_path)
+    data = decided_queue(tmp_path, monkeypatch)
     made = _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images")
     assert made.exit_code == 0, made.output
     return tmp_path, data

@@ -22,11 +22,10 @@ simulation, straight from synthetic data: everything below it works on tensors.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -256,28 +255,6 @@ def encode_records(records: Sequence[Any], images_dir: Path, backbone: Any, item
             split.append(record.split)
     return DecisionTensors(files, items, page_ids, qids, torch.tensor(pair_file, dtype=torch.long),
                            torch.tensor(pair_item, dtype=torch.long), torch.tensor(label), split, skipped)
-
-
-def load_running(settings: Any) -> Tuple[Any, torch.nn.Module, Optional[Any]]:
-    """The running linker's backbone, a copy of its heads to start from, and its checkpoint.
-
-    :param settings: ``LinkerSettings`` (``checkpoint`` already resolved by the registry).
-    :raises LinkerError: the linker has no trainable heads of a kind this trainer updates.
-    """
-    from wikivel_bot.errors import LinkerError
-    from wikivel_bot.linker.clip import build_clip_linker
-    from wikivel_bot.linker.spec import get_spec
-
-    spec = get_spec(settings.name)
-    if spec.architecture == "zero-shot":
-        # Zero-shot is Naive CLIP with identity heads (heads.py): start there, untrained, and
-        # the challenger is a naive-mlp head over the very same embeddings.
-        spec, settings = get_spec("naive-mlp"), dataclasses.replace(settings, checkpoint="")
-    if spec.architecture != "naive":
-        raise LinkerError(f"learning from decisions updates Naive CLIP heads (zero-shot, naive-mlp, naive-te); "
-                          f"linker {spec.name!r} is {spec.architecture}")
-    linker = build_clip_linker(spec, settings)
-    return linker, copy.deepcopy(linker.heads).float().cpu().eval(), linker.checkpoint
 
 
 def save_challenger(path: Path, linker: Any, heads: torch.nn.Module, labelset_hash: str,
