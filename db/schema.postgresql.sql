@@ -181,5 +181,11 @@ ALTER TABLE web_sessions ADD COLUMN check_failed_at TIMESTAMP WITHOUT TIME ZONE;
 
 UPDATE alembic_version SET version_num='0009' WHERE alembic_version.version_num = '0008';
 
+-- Running upgrade 0009 -> 0010
+
+ALTER TABLE web_sessions ADD COLUMN block_restrictions JSON;
+
+UPDATE alembic_version SET version_num='0010' WHERE alembic_version.version_num = '0009';
+
 COMMIT;
 

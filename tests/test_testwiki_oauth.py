@@ -70,4 +70,18 @@ def test_list_users_and_the_block_control_show_what_an_admin_did() -> None:
         assert done.json() == {"user": "Carla Archiv", "blocked": True, "groups": []}
         carla, _ = users()
         assert carla["blockid"] and carla["groups"] == ["*", "user"]
+        assert "blockpartial" not in carla  # formatversion 1 leaves a false flag out, as MediaWiki does
+        # A partial block: list=users says so, list=blocks gives the restrictions in MediaWiki's format.
+        partial = requests.post(wiki.server + "/_control/block", json={
+            "user": "Carla Archiv", "partial": {"pages": [{"id": 77, "ns": 6, "title": "File:A.jpg"}],
+                                                "namespaces": [2], "actions": ["upload"]}}, timeout=10).json()
+        assert partial["restrictions"]["namespaces"] == [2]
+        assert "blockpartial" in users()[0]
+        (found,) = requests.get(wiki.api_url, params={
+            "action": "query", "list": "blocks", "bkusers": "Carla Archiv", "bkprop": "id|flags|restrictions",
+            "format": "json", "formatversion": "2"}, timeout=10).json()["query"]["blocks"]
+        assert found["id"] == carla["blockid"] and found["partial"] is True
+        assert found["restrictions"] == {"pages": [{"id": 77, "ns": 6, "title": "File:A.jpg"}],
+                                         "namespaces": [2], "actions": ["upload"]}
+        requests.post(wiki.server + "/_control/block", json={"user": "Carla Archiv"}, timeout=10)  # sitewide again
         assert requests.post(wiki.server + "/_control/block", json={"user": "Nobody Here"}, timeout=10).status_code == 400

@@ -1,5 +1,5 @@
 """``list=`` modules (also usable as ``generator=``): logevents, allimages,
-categorymembers, search, allpages, allusers, users.
+categorymembers, search, allpages, allusers, users, blocks.
 
 Each function gets the request context and the parameter prefix (``le`` or
 ``gle`` when used as a generator) and returns a :class:`ListResult`.
@@ -395,8 +395,43 @@ def users(ctx: Ctx, p: str) -> ListResult:
         if 'groups' in props:
             item['groups'] = ['*', 'user'] + [g for g in u.groups if g not in ('*', 'user')]
         if 'blockinfo' in props and u.blocked:
-            item.update({'blockid': 1, 'blockedby': 'Admin', 'blockreason': u.block_reason,
-                         'blockexpiry': 'infinite', 'blockpartial': False})
+            item.update({'blockid': block_id(u), 'blockedby': 'Admin', 'blockreason': u.block_reason,
+                         'blockexpiry': 'infinite', 'blockpartial': u.block_partial})
+        items.append(item)
+    return ListResult(items)
+
+
+def block_id(user: Any) -> int:
+    """The id of a user's block (one per user here): fixed per account."""
+    return 1000 + int(user.userid)
+
+
+def blocks(ctx: Ctx, p: str) -> ListResult:
+    """``list=blocks`` for named users (``bkusers``; ``bkprop=id|user|reason|flags|
+    restrictions``): a partial block's ``restrictions`` in MediaWiki's format, ``[]`` for a
+    sitewide block (PHP's empty array), ``partial`` with ``flags``."""
+    store = ctx.wiki.store
+    props = set(ctx.multi(p + 'prop') or ['id', 'user', 'by', 'timestamp', 'expiry', 'reason', 'flags'])
+    items: list[dict[str, Any]] = []
+    for name in ctx.multi(p + 'users'):
+        u = store.user(name)
+        if u is None or not u.blocked:
+            continue
+        item: dict[str, Any] = {}
+        if 'id' in props:
+            item['id'] = block_id(u)
+        if 'user' in props:
+            item.update({'user': u.name, 'userid': u.userid})
+        if 'reason' in props:
+            item['reason'] = u.block_reason
+        if 'expiry' in props:
+            item['expiry'] = 'infinity'
+        if 'flags' in props:
+            item.update({'automatic': False, 'anononly': False, 'nocreate': True, 'autoblock': True,
+                         'noemail': False, 'hidden': False, 'allowusertalk': True,
+                         'partial': u.block_partial})
+        if 'restrictions' in props:
+            item['restrictions'] = dict(u.block_restrictions) if u.block_partial else []
         items.append(item)
     return ListResult(items)
 
@@ -409,4 +444,5 @@ LISTS: dict[str, tuple[str, Callable[[Ctx, str], ListResult]]] = {
     'allpages': ('ap', allpages),
     'allusers': ('au', allusers),
     'users': ('us', users),
+    'blocks': ('bk', blocks),
 }

@@ -84,6 +84,31 @@ def upload(wiki: TestWiki, name: str, data: bytes | None = None, *,
                         timestamp=ts, action=event.action)
 
 
+def _restrictions(wiki: TestWiki, raw: Any) -> dict[str, Any]:
+    """A partial block's restrictions in ``list=blocks``' format, from the control's body:
+    pages as titles (resolved to the wiki's page; one it does not have gets id 0, which
+    MediaWiki never answers but lets a test name a file only the queue knows) or as
+    ``{"id", "ns", "title"}`` objects, kept as given."""
+    if not isinstance(raw, dict):
+        raise ValueError('partial must be an object: {"pages": [...], "namespaces": [...], "actions": [...]}')
+    pages = []
+    for page in raw.get('pages') or ():
+        if isinstance(page, dict):
+            pages.append({'id': int(page['id']), 'ns': int(page['ns']), 'title': str(page['title'])})
+            continue
+        ns, title = split_title(str(page))
+        found = wiki.store.page(title)
+        pages.append({'id': found.pageid if found else 0, 'ns': ns, 'title': title})
+    restrictions: dict[str, Any] = {}
+    if pages:
+        restrictions['pages'] = pages
+    if raw.get('namespaces'):
+        restrictions['namespaces'] = [int(n) for n in raw['namespaces']]
+    if raw.get('actions'):
+        restrictions['actions'] = [str(a) for a in raw['actions']]
+    return restrictions
+
+
 def handle(wiki: TestWiki, method: str, path: str, raw: bytes
            ) -> tuple[int, dict[str, str], bytes]:
     """Answer one control request."""
@@ -113,20 +138,28 @@ def handle(wiki: TestWiki, method: str, path: str, raw: bytes
             result = upload(wiki, body.pop('name'), data, **body)
             return 200, headers, dump(result.__dict__)
         if route == 'block' and method == 'POST':
-            # {"user": name, "blocked": true|false, "groups": [...], "reason": "..."} (the
-            # last two optional): what an admin or a bureaucrat does to an account, seen by
-            # the OAuth profile and list=users (the reason as ``blockreason``).
+            # {"user": name, "blocked": true|false, "groups": [...], "reason": "...",
+            # "partial": {"pages": [...], "namespaces": [...], "actions": [...]}} (the last
+            # three optional): what an admin or a bureaucrat does to an account, seen by
+            # the OAuth profile, list=users (the reason as ``blockreason``, ``blockpartial``)
+            # and list=blocks (the restrictions). Without "partial" a block is sitewide.
             account = wiki.store.user(body['user'])
             if account is None:
                 raise KeyError(f"no user {body['user']!r}")
+            partial = body.get('partial')
+            restrictions = _restrictions(wiki, partial) if partial is not None else {}
             with wiki.store.lock:
                 account.blocked = bool(body.get('blocked', True))
                 if 'groups' in body:
                     account.groups = [str(g) for g in body['groups']]
                 if 'reason' in body:
                     account.block_reason = str(body['reason'])
-            return 200, headers, dump({'user': account.name, 'blocked': account.blocked,
-                                       'groups': account.groups})
+                account.block_partial = partial is not None and account.blocked
+                account.block_restrictions = restrictions if account.block_partial else {}
+            done = {'user': account.name, 'blocked': account.blocked, 'groups': account.groups}
+            if account.block_partial:
+                done['restrictions'] = account.block_restrictions
+            return 200, headers, dump(done)
         if route == 'baserevid' and method == 'POST':
             # {"strict": true|false}: every stale baserevid an editconflict, or
             # Wikibase's patching of non-conflicting changes (the default)

@@ -205,3 +205,8 @@ class User:
     # (``list=users``'s ``blockreason``).
     blocked: bool = False
     block_reason: str = 'Vandalism'
+    # A partial block (``list=users``' ``blockpartial``) and its restrictions in MediaWiki's
+    # ``list=blocks`` format: ``{"pages": [{"id", "ns", "title"}], "namespaces": [6],
+    # "actions": ["upload"]}``. Only with ``blocked``.
+    block_partial: bool = False
+    block_restrictions: dict[str, Any] = field(default_factory=dict)

@@ -213,5 +213,8 @@ web_sessions = Table(
     # When a re-read of the profile last failed (the wiki down); NULL once a read succeeds.
     # The wiki is asked again only a short while later, not on every request of the login.
     Column("check_failed_at", DateTime),
+    # A partial block's restrictions (the web's PartialBlock as JSON: block ids, pages,
+    # namespaces, actions); NULL without a block or with a sitewide one.
+    Column("block_restrictions", JSON),
     **MYSQL_TABLE_OPTIONS,
 )

@@ -212,6 +212,12 @@ def top_items(store: Store, limit: int = 40, safety: Optional[ItemCheck] = None)
     return out
 
 
+def file_title(store: Store, page_id: int) -> Optional[str]:
+    """The queued file's title (``File:Name.jpg``), None when it is not queued."""
+    with store.reading() as conn:
+        return conn.execute(select(files.c.title).where(files.c.page_id == page_id)).scalar()
+
+
 def pair_state(store: Store, page_id: int, qid: str) -> Tuple[bool, Optional[CandidateState]]:
     """(file queued?, the pair's state or None) in one query: the decision API's pre-check,
     on every decision, so one round trip rather than :func:`reviews.pair_status`'s three."""

@@ -54,7 +54,7 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
         for review); the pair changes only if it is still so.
     :return: 200 with the pair's new state (``overrode``: whose decision an operator's
         replaced); 400 bad input; 401 not logged in; 403 not allowed (blocked, not in an
-        allowed group); 404 unknown file or pair; 409 decided elsewhere meanwhile, or decided
+        allowed group, or a partial block naming this file); 404 unknown file or pair; 409 decided elsewhere meanwhile, or decided
         by another reviewer and this is no operator (the body says by whom and what; nothing
         changed); 429 over the rate limit.
     """
@@ -78,6 +78,11 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
     seen = seen_of(payload.get("seen"))
     if isinstance(seen, str):
         return _fail(400, seen)
+    if reviewer.partial is not None and reviewer.partial.file_pages():
+        # A partial block naming File: pages: not these files (the bot's edit would be theirs).
+        refused = reviewer.why_not_file(page_id, web_queries.file_title(store, page_id) or "")
+        if refused:
+            return _fail(403, refused)
     wait = limiter.allow(reviewer.name)
     if wait:
         return _fail(429, f"more than {web.decisions_per_minute} decisions a minute: wait {wait:.0f} s",

@@ -169,6 +169,15 @@ def _may_revert(batch_id: str) -> Response | str:
             return _error(403, reviewer.why_not(ctx.settings.web))
         return _error(403, f"{reviewer.name} is not an operator: only web.operators and members of "
                            "web.operator_groups may revert a batch")
+    if reviewer.partial is not None and reviewer.partial.file_pages():
+        # A revert edits the batch's files: not those a partial block keeps this operator from.
+        try:
+            statements = revert_queries.written_statements(ctx.store, batch_id)
+        except WikivelError:
+            statements = []  # no such batch: the revert itself says so
+        refused = next((why for why in (reviewer.why_not_file(s.page_id, s.title) for s in statements) if why), "")
+        if refused:
+            return _error(403, refused)
     if ctx.reverter is None:
         return _error(503, "reverting is not available in this web process")
     return reviewer.name

@@ -12,7 +12,10 @@ The wiki profile (blocked, groups) is read at login and then again, from the wik
 after that time, which includes any decision. A reviewer blocked on the wiki, or no
 longer in an allowed group, is refused (403 naming why, with the wiki's block reason) from
 then on. The OAuth profile says only *that* a user is blocked, so a login of a blocked user
-reads the reason at once. When the wiki
+reads the reason at once. A partial block's restrictions are read with it (``list=blocks``)
+and kept in the row: one that covers files is a block here, one naming File: pages takes
+only those files (:mod:`wikivel_bot.web.blocks`). Restrictions that cannot be read count as
+a profile that cannot be read: a partial block must not slip through either. When the wiki
 cannot be reached, pages keep the last profile but decisions are refused (503) until the
 profile could be read again: a block must not slip through an outage. The failed read is
 noted in the session's row, and the wiki is not asked again for that login before
@@ -25,14 +28,15 @@ from __future__ import annotations
 import hashlib
 import math
 import secrets
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import requests
 from flask import Response, g, request, session
 
 from wikivel_bot.queue import web_sessions
+from wikivel_bot.web.blocks import PartialBlock, from_blocks
 from wikivel_bot.web.context import web
 from wikivel_bot.web.reviewer import Reviewer
 from wikivel_bot.web.security import STATE_CHANGING, refuse
@@ -51,6 +55,27 @@ class ProfileUnavailable(Exception):
     """The wiki did not answer the profile read (the message names how, without secrets)."""
 
 
+@dataclass(frozen=True)
+class Profile:
+    """A reviewer's account as the wiki describes it now."""
+
+    groups: Tuple[str, ...]
+    # No decisions at all: a sitewide block, or a partial one that covers files.
+    blocked: bool
+    reason: str = ""
+    # A partial block's restrictions (None: no block, or a sitewide one).
+    partial: Optional[PartialBlock] = None
+
+
+class RestrictionsUnavailable(ProfileUnavailable):
+    """``list=users`` says the block is partial, but ``list=blocks`` gave no usable
+    restrictions. ``profile`` is what is known: blocked, with the wiki's reason."""
+
+    def __init__(self, why: str, profile: Profile) -> None:
+        super().__init__(why)
+        self.profile = profile
+
+
 def _key(sid: str) -> str:
     """What the database keeps of a session id: its SHA-256 (a leaked row opens nothing)."""
     return hashlib.sha256(sid.encode()).hexdigest()
@@ -64,26 +89,36 @@ def now() -> datetime:
 def start(reviewer: Reviewer) -> None:
     """Open a login for ``reviewer`` (the OAuth callback, on a cleared session)."""
     ctx = web()
-    reviewer = _with_block_reason(reviewer)
+    reviewer = _with_block(reviewer)
     sid = secrets.token_urlsafe(32)
     begun = now()
     web_sessions.open_session(ctx.store, _key(sid), reviewer.name, reviewer.user_id, reviewer.groups,
                               reviewer.blocked, begun, begun + timedelta(hours=ctx.settings.web.session_hours),
-                              block_reason=reviewer.block_reason)
+                              block_reason=reviewer.block_reason, block_restrictions=_restrictions_json(reviewer))
     session[SID] = sid
     session.permanent = True
 
 
-def _with_block_reason(reviewer: Reviewer) -> Reviewer:
+def _with_block(reviewer: Reviewer) -> Reviewer:
     """The OAuth profile says only *that* a user is blocked: ask the wiki why, so the page
-    can say it. Best effort: the login stands (blocked) whether or not the wiki answers."""
+    can say it, and whether the block is partial, so it takes only what it covers. Best
+    effort: when the wiki does not answer, or not the restrictions, the login stands
+    blocked until the next check."""
     if not reviewer.blocked or reviewer.block_reason:
         return reviewer
     try:
         profile = read_profile(profile_api(web().oauth_base), reviewer.name, web().user_agent)
+    except RestrictionsUnavailable as exc:
+        profile = exc.profile
     except ProfileUnavailable:
         return reviewer
-    return replace(reviewer, block_reason=profile[2]) if profile is not None and profile[1] else reviewer
+    if profile is None or not profile.blocked and profile.partial is None:
+        return reviewer  # no block any more: the OAuth flag stands until the next check
+    return replace(reviewer, blocked=profile.blocked, block_reason=profile.reason, partial=profile.partial)
+
+
+def _restrictions_json(reviewer: Reviewer) -> Optional[Dict[str, Any]]:
+    return reviewer.partial.to_json() if reviewer.partial is not None else None
 
 
 def end() -> None:
@@ -100,11 +135,13 @@ def profile_api(oauth_base: str) -> str:
     return oauth_base.rsplit("/", 1)[0] + "/api.php"
 
 
-def read_profile(api_url: str, name: str, user_agent: str) -> Optional[Tuple[Tuple[str, ...], bool, str]]:
-    """(groups, blocked, block reason) of the user ``name`` as the wiki says now; None when
-    the wiki has no such user (renamed or gone).
+def read_profile(api_url: str, name: str, user_agent: str) -> Optional[Profile]:
+    """The profile of the user ``name`` as the wiki says now; None when the wiki has no such
+    user (renamed or gone). A partial block's restrictions cost a second request
+    (``list=blocks``), only for a user who has one.
 
-    :raises ProfileUnavailable: no usable answer.
+    :raises ProfileUnavailable: no usable answer (:class:`RestrictionsUnavailable`: the
+        block is partial and its restrictions could not be read).
     """
     params = {"action": "query", "list": "users", "ususers": name, "usprop": "groups|blockinfo",
               "format": "json", "formatversion": "2"}
@@ -119,8 +156,34 @@ def read_profile(api_url: str, name: str, user_agent: str) -> Optional[Tuple[Tup
     if not isinstance(entry, dict) or "missing" in entry or "invalid" in entry:
         return None
     groups = tuple(str(x) for x in entry.get("groups") or ())
-    blocked = "blockid" in entry
-    return groups, blocked, (str(entry.get("blockreason") or "")[:1000] if blocked else "")
+    if "blockid" not in entry:
+        return Profile(groups, blocked=False)
+    blocked = Profile(groups, blocked=True, reason=str(entry.get("blockreason") or "")[:1000])
+    if not entry.get("blockpartial"):
+        return blocked
+    try:
+        partial = _read_restrictions(api_url, name, user_agent)
+    except ProfileUnavailable as exc:
+        raise RestrictionsUnavailable(f"its partial block's restrictions could not be read: {exc}", blocked) from None
+    if partial is None:  # another of the user's blocks is sitewide
+        return blocked
+    return replace(blocked, blocked=bool(partial.covers_files()), partial=partial)
+
+
+def _read_restrictions(api_url: str, name: str, user_agent: str) -> Optional[PartialBlock]:
+    """The union of the user's partial blocks (``list=blocks``); None when one is sitewide.
+
+    :raises ProfileUnavailable: no usable answer.
+    """
+    params = {"action": "query", "list": "blocks", "bkusers": name, "bkprop": "id|flags|restrictions",
+              "bklimit": "max", "format": "json", "formatversion": "2"}
+    try:
+        answer = requests.get(api_url, params=params, headers={"User-Agent": user_agent},
+                              timeout=PROFILE_TIMEOUT_S)
+        answer.raise_for_status()
+        return from_blocks(answer.json()["query"]["blocks"])
+    except (requests.RequestException, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ProfileUnavailable(type(exc).__name__) from None
 
 
 def load() -> Optional[Response]:
@@ -137,8 +200,12 @@ def load() -> Optional[Response]:
     if found is None:  # logged out, expired, or never ours: the cookie is worth nothing
         session.clear()
         return None
+    try:
+        partial = PartialBlock.from_json(found.block_restrictions)
+    except (ValueError, TypeError, KeyError):  # a damaged row: no decisions until the next read
+        partial, found = None, replace(found, blocked=True)
     reviewer = Reviewer(name=found.user_name, user_id=found.user_id, groups=found.groups, blocked=found.blocked,
-                        block_reason=found.block_reason)
+                        block_reason=found.block_reason, partial=partial)
     if moment - found.checked_at >= timedelta(minutes=ctx.settings.web.profile_check_minutes):
         wait = retry_in(found.check_failed_at, moment)
         if wait:  # the wiki did not answer a moment ago: not asked again yet
@@ -157,9 +224,10 @@ def load() -> Optional[Response]:
                 web_sessions.end_session(ctx.store, key)
                 session.clear()
                 return None
-            groups, blocked, reason = profile
-            web_sessions.update_profile(ctx.store, key, groups, blocked, moment, block_reason=reason)
-            reviewer = replace(reviewer, groups=groups, blocked=blocked, block_reason=reason)
+            reviewer = replace(reviewer, groups=profile.groups, blocked=profile.blocked, block_reason=profile.reason,
+                               partial=profile.partial)
+            web_sessions.update_profile(ctx.store, key, profile.groups, profile.blocked, moment,
+                                        block_reason=profile.reason, block_restrictions=_restrictions_json(reviewer))
     g.reviewer = reviewer
     return None
 
