@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from wikivel_bot.core.titles import page_name
+
 FILE_NAMESPACE = 6
 # Actions a partial block may restrict that have nothing to do with editing a file's
 # structured data (MediaWiki core's upload/move/create, the Thanks extension's thanks, and
@@ -30,14 +32,9 @@ UNRELATED_ACTIONS = frozenset({"upload", "move", "create", "thanks", "sendemail"
 
 
 def _title_key(title: str) -> str:
-    """A File: page's title compared as MediaWiki does: underscores are spaces, the name's
-    first letter upper case (Commons' File namespace is first-letter)."""
-    spaced = " ".join(title.replace("_", " ").split())
-    prefix, colon, name = spaced.partition(":")
-    if not colon:
-        return spaced
-    name = name.strip()
-    return f"{prefix.capitalize()}:{name[:1].upper()}{name[1:]}"
+    """A File: page's name compared as MediaWiki compares titles (core.titles' one rule):
+    underscores are spaces, the namespace prefix dropped, the first letter upper case."""
+    return page_name(title, ("File:", "Image:"))
 
 
 @dataclass(frozen=True)
