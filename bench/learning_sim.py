@@ -4,7 +4,7 @@ decisions and how a verdict is shown. Every figure they give is SYNTHETIC."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -39,7 +39,8 @@ def decide(take: List[Pair], truth: np.ndarray, error: float, g: np.random.Gener
     return correct_approved
 
 
-def split_labels(decisions: List[Decision], flip: float = 0.0, seed: int = 0) -> Tuple[List[int], List[float], List[str]]:
+def split_labels(decisions: List[Decision], flip: float = 0.0,
+                 seed: int = 0) -> Tuple[List[int], List[float], List[str]]:
     """The decided files in upload order, and per decision its label and split: by file,
     0.6/0.2/0.2 (evaluation latest); ``flip``: share of train and calibration labels flipped
     (corrupted reviewers)."""
@@ -56,15 +57,15 @@ def split_labels(decisions: List[Decision], flip: float = 0.0, seed: int = 0) ->
     return rows, labels, split
 
 
-def verdict_cell(verdict: object) -> str:
+def verdict_cell(verdict: Any) -> str:
     """"yes/no (precision change [95% interval]; the reason a win on precision was kept)"."""
-    d = verdict.deltas["precision"]  # type: ignore[attr-defined]
-    promote = verdict.promote  # type: ignore[attr-defined]
+    d = verdict.deltas["precision"]
+    promote = verdict.promote
     return ("yes" if promote else "no") + f" ({d['delta']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]" + (
-        "" if promote or d["low"] <= 0 else "; " + verdict.reasons[-1]) + ")"  # type: ignore[attr-defined]
+        "" if promote or d["low"] <= 0 else "; " + verdict.reasons[-1]) + ")"
 
 
-def print_rounds(results: Dict[str, List[Dict[str, object]]]) -> None:
+def print_rounds(results: Dict[str, List[Dict[str, Any]]]) -> None:
     """The per-round table of every strategy (rows as the simulations collect them)."""
     print("| strategy | round | decisions | precision at threshold | recall at threshold | R@1 | "
           "decisions per correct statement | promoted (precision change, 95% interval) | "
@@ -72,20 +73,20 @@ def print_rounds(results: Dict[str, List[Dict[str, object]]]) -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for strategy, rows in results.items():
         for r in rows:
-            print(f"| {strategy} | {r['round']} | {r['decisions']} | {100 * r['precision']:.1f} | "  # type: ignore[operator]
-                  f"{100 * r['recall']:.1f} | {100 * r['R@1']:.1f} | {r['per_correct']:.2f} | {r['promoted']} | "  # type: ignore[operator]
+            print(f"| {strategy} | {r['round']} | {r['decisions']} | {100 * r['precision']:.1f} | "
+                  f"{100 * r['recall']:.1f} | {100 * r['R@1']:.1f} | {r['per_correct']:.2f} | {r['promoted']} | "
                   f"{r['challenger']} |")
 
 
-def challenger_cell(metrics: object) -> str:
+def challenger_cell(metrics: Any) -> str:
     """A challenger's (precision, recall, R@1) on the test files as "precision / R@1"; "—": none."""
     if metrics is None:
         return "—"
-    precision, _, r1 = metrics  # type: ignore[misc]
+    precision, _, r1 = metrics
     return f"{100 * precision:.1f} / {100 * r1:.1f}"
 
 
-def print_corrupted(corrupted: List[Tuple[object, Tuple[float, ...], Tuple[float, ...]]], flip: float) -> None:
+def print_corrupted(corrupted: List[Tuple[Any, Tuple[float, ...], Tuple[float, ...]]], flip: float) -> None:
     """Each round's challenger trained on flipped labels: its verdict, and both models on the test files."""
     print(f"Challengers trained on the same decisions with {100 * flip:.0f} % of the training and calibration "
           "labels flipped, judged on the honest later decisions (queue order, each round), and, with full truth "
@@ -94,17 +95,17 @@ def print_corrupted(corrupted: List[Tuple[object, Tuple[float, ...], Tuple[float
     print("| round | verdict | precision change [95% interval] | test: running | test: corrupted | why |")
     print("|---|---|---|---|---|---|")
     for round_no, (verdict, champ, bad) in enumerate(corrupted, 1):
-        d = verdict.deltas["precision"]  # type: ignore[attr-defined]
-        print(f"| {round_no} | {verdict.outcome} | {d['delta']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] | "  # type: ignore[attr-defined]
+        d = verdict.deltas["precision"]
+        print(f"| {round_no} | {verdict.outcome} | {d['delta']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] | "
               f"{100 * champ[0]:.1f} / {100 * champ[2]:.1f} | {100 * bad[0]:.1f} / {100 * bad[2]:.1f} | "
-              f"{'; '.join(verdict.reasons)} |")  # type: ignore[attr-defined]
+              f"{'; '.join(verdict.reasons)} |")
     print()
-    print(f"Corrupted challengers refused: {sum(not v.promote for v, _, _ in corrupted)} of {len(corrupted)}.")  # type: ignore[attr-defined]
+    print(f"Corrupted challengers refused: {sum(not v.promote for v, _, _ in corrupted)} of {len(corrupted)}.")
 
 
-def print_final(verdict: object, decisions: int, flip: float) -> None:
+def print_final(verdict: Any, decisions: int, flip: float) -> None:
     """The verdict on a challenger trained on all decisions with ``flip`` of them flipped."""
-    d = verdict.deltas["precision"]  # type: ignore[attr-defined]
+    d = verdict.deltas["precision"]
     print(f"Against the final `queue order` model, a challenger trained on all {decisions} decisions with "
-          f"{100 * flip:.0f} % flipped: **{verdict.outcome}** — precision change {d['delta']:+.3f} "  # type: ignore[attr-defined]
-          f"[{d['low']:+.3f}, {d['high']:+.3f}]; " + "; ".join(verdict.reasons))  # type: ignore[attr-defined]
+          f"{100 * flip:.0f} % flipped: **{verdict.outcome}** — precision change {d['delta']:+.3f} "
+          f"[{d['low']:+.3f}, {d['high']:+.3f}]; " + "; ".join(verdict.reasons))

@@ -214,9 +214,9 @@ def build_ready_linker(
     verifier = inner.verifier if isinstance(inner, VerifiedLinker) else None
     tuned = learned_verifier_checkpoint(inner, verifier.checkpoint.digest) if verifier is not None else None
     if isinstance(inner, VerifiedLinker) and tuned is not None:
-        # The learned checkpoint tuned this verifier's weights on reviewers' decisions (and
-        # was judged with them): it runs in that verifier's place, here only. Its digest names
-        # it in the version and the set-up.
+        # The learned checkpoint tuned this verifier's weights on reviewers' decisions (kept
+        # only because they measurably beat its re-fitted calibration on later decisions): it
+        # runs in that verifier's place, here only. Its digest names it in the version and the set-up.
         verifier = load_verifier(str(tuned), settings.linker, inner=inner.inner, item_image_loader=loader)
         inner = VerifiedLinker(inner.inner, verifier)
     refit = learned_verifier_calibration(inner, verifier.checkpoint.digest) if verifier is not None else None

@@ -17,7 +17,7 @@ With ``linker.verifier`` set, the round also re-fits the verifier's calibration 
 decisions (``train/verifier_refit.py``) and stores it as ``verifier_calibration``, keyed by
 the verifier checkpoint's digest: :func:`learned_verifier_calibration` hands it to the factory,
 which gives it to that verifier (another verifier keeps its own). When the verifier's weights
-fine-tuned on the decisions beat that re-fit, the round writes them as a cascade checkpoint
+fine-tuned on the decisions measurably beat that re-fit (``train/verifier_refit.py``), the round writes them as a cascade checkpoint
 beside the challenger (``verifier_checkpoint``, under the same key): :func:`learned_verifier_checkpoint`
 names that file, and the factory runs it in that verifier's place.
 """
@@ -80,7 +80,7 @@ def learned_verifier_checkpoint(linker: Linker, verifier_digest: str) -> Optiona
     tuned from the verifier checkpoint of ``verifier_digest``; None otherwise.
 
     :raises LinkerError: the record is damaged, the file is missing, or it is not the file the
-        round wrote (its digest differs) — one line each: the challenger was judged with it.
+        round wrote (its digest differs) — one line each: never a silent fall-back to another verifier.
     """
     doc = _extra(linker).get("verifier_checkpoint")
     if not isinstance(doc, Mapping) or doc.get("verifier_digest") != verifier_digest:

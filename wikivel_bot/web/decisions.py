@@ -54,8 +54,8 @@ def apply_decision(store: Store, web: WebSettings, limiter: RateLimiter, reviewe
         for review); the pair changes only if it is still so.
     :return: 200 with the pair's new state (``overrode``: whose decision an operator's
         replaced); 400 bad input; 401 not logged in; 403 not allowed (blocked, not in an
-        allowed group, or a partial block naming this file); 404 unknown file or pair; 409 decided elsewhere meanwhile, or decided
-        by another reviewer and this is no operator (the body says by whom and what; nothing
+        allowed group, or a partial block naming this file); 404 unknown file or pair; 409
+        decided elsewhere meanwhile, or decided by another reviewer and this is no operator (the body says by whom and what; nothing
         changed); 429 over the rate limit.
     """
     if reviewer is None:
