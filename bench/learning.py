@@ -50,7 +50,8 @@ import torch.nn.functional as F  # noqa: E402
 
 from bench.evidence import cpu_line  # noqa: E402
 from bench.learning_sim import (  # noqa: E402
-    challenger_cell, decide, print_corrupted, print_final, print_rounds, split_labels, take_uncertain, verdict_cell)
+    challenger_cell, decide, print_corrupted, print_final, print_rounds, simulation_parser, split_labels, take_uncertain,
+    verdict_cell)
 from wikivel_bot.learning.judge import judge  # noqa: E402
 from wikivel_bot.learning.metrics import FileScores  # noqa: E402
 from wikivel_bot.linker.heads import NaiveHeads  # noqa: E402
@@ -201,15 +202,7 @@ def simulate(strategy: str, world: World, args: argparse.Namespace, test_rows: n
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--per-round", type=int, default=500)
-    parser.add_argument("--error", type=float, default=0.05, help="reviewers' error rate")
-    parser.add_argument("--flip", type=float, default=0.3, help="share of flipped labels for the corrupted challenger")
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds: one synthetic world each")
-    parser.add_argument("--threads", type=int, default=1)
+    parser = simulation_parser(__doc__.split("\n\n")[0], rounds=6, epochs=20, lr=3e-3)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     started = time.perf_counter()

@@ -60,7 +60,8 @@ import torch.nn.functional as F  # noqa: E402
 
 from bench.evidence import cpu_line  # noqa: E402
 from bench.learning_sim import (  # noqa: E402
-    challenger_cell, decide, print_corrupted, print_final, print_rounds, split_labels, take_uncertain, verdict_cell)
+    challenger_cell, decide, print_corrupted, print_final, print_rounds, simulation_parser, split_labels, take_uncertain,
+    verdict_cell)
 from wikivel_bot.learning.judge import Verdict, judge  # noqa: E402
 from wikivel_bot.learning.metrics import FileScores  # noqa: E402
 from wikivel_bot.linker.cascade.pair import build_pair_model  # noqa: E402
@@ -228,19 +229,11 @@ def simulate(strategy: str, world: World, args: argparse.Namespace, test_rows: n
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--per-round", type=int, default=500)
-    parser.add_argument("--error", type=float, default=0.05, help="reviewers' error rate")
-    parser.add_argument("--flip", type=float, default=0.3, help="share of flipped labels for the corrupted challenger")
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser = simulation_parser(__doc__.split("\n\n")[0], rounds=4, epochs=30, lr=1e-3)
     parser.add_argument("--candidates", type=int, default=20, help="the first stage's K")
     parser.add_argument("--names", type=float, default=0.6, help="share of files whose text names their item")
     parser.add_argument("--misleading", type=float, default=0.15, help="share whose text names another item")
     parser.add_argument("--strategies", default="no learning,queue order,uncertainty")
-    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds: one synthetic world each")
-    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = sorted(set(strategies) - {"no learning", "queue order", "uncertainty"})

@@ -109,3 +109,20 @@ def print_final(verdict: Any, decisions: int, flip: float) -> None:
     print(f"Against the final `queue order` model, a challenger trained on all {decisions} decisions with "
           f"{100 * flip:.0f} % flipped: **{verdict.outcome}** — precision change {d['delta']:+.3f} "
           f"[{d['low']:+.3f}, {d['high']:+.3f}]; " + "; ".join(verdict.reasons))
+
+
+def simulation_parser(description: str, *, rounds: int, epochs: int, lr: float) -> Any:
+    """The options both simulations take (each adds its own): rounds, decisions per round,
+    reviewers' error rate, the corrupted challenger's flipped share, fine-tuning, seeds, threads."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--per-round", type=int, default=500)
+    parser.add_argument("--error", type=float, default=0.05, help="reviewers' error rate")
+    parser.add_argument("--flip", type=float, default=0.3, help="share of flipped labels for the corrupted challenger")
+    parser.add_argument("--epochs", type=int, default=epochs)
+    parser.add_argument("--lr", type=float, default=lr)
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds: one synthetic world each")
+    parser.add_argument("--threads", type=int, default=1)
+    return parser

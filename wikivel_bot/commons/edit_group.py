@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Set
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of, parse_entity
 from wikivel_bot.types import Written
@@ -137,13 +137,7 @@ class History:
 
         :param present: GUIDs of the file's current P180 statements naming ``qid``.
         """
-        marker = recovery_marker(qid)
-        for revision in self._own_revisions():
-            comment = revision.get("comment", "")
-            if marker not in comment or "wikivel-bot" not in comment or not revision.get("parentid"):
-                continue
-            revid, parent = int(revision["revid"]), int(revision["parentid"])
-            contents = self._content(revid, parent)
+        for comment, revid, parent, contents in self._own_edits_of(qid):
             added = _guids(contents.get(revid, {}), qid) - _guids(contents.get(parent, {}), qid)
             for guid in sorted(added & present):
                 made_by = BATCH_IN_SUMMARY.search(comment)
@@ -156,13 +150,7 @@ class History:
         the statement ``guid`` (``rank`` ""), or set its rank to ``rank``; None if there is
         none. A follow-up whose answer was lost (a crash before its record) is recorded
         from it, so every bot edit stays in the audit."""
-        marker = recovery_marker(qid)
-        for revision in self._own_revisions():
-            comment = revision.get("comment", "")
-            if marker not in comment or "wikivel-bot" not in comment or not revision.get("parentid"):
-                continue
-            revid, parent = int(revision["revid"]), int(revision["parentid"])
-            contents = self._content(revid, parent)
+        for _, revid, parent, contents in self._own_edits_of(qid):
             before = _statement(contents.get(parent, {}), guid)
             after = _statement(contents.get(revid, {}), guid)
             if before is None:
@@ -172,6 +160,17 @@ class History:
             if rank and after is not None and after.get("rank") == rank and before.get("rank") != rank:
                 return revid
         return None
+
+    def _own_edits_of(self, qid: str) -> Iterator[Tuple[str, int, int, Dict[int, Dict[str, Any]]]]:
+        """(summary, revision, parent, both contents) of this bot's recent edits whose summary
+        names ``qid`` (its :func:`recovery_marker` and "wikivel-bot"), newest first."""
+        marker = recovery_marker(qid)
+        for revision in self._own_revisions():
+            comment = revision.get("comment", "")
+            if marker not in comment or "wikivel-bot" not in comment or not revision.get("parentid"):
+                continue
+            revid, parent = int(revision["revid"]), int(revision["parentid"])
+            yield comment, revid, parent, self._content(revid, parent)
 
     def _own_revisions(self) -> List[Dict[str, Any]]:
         if self._ours is None:
