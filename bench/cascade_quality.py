@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/cascade_quality.py [--files 1200] [--seed 0] [--out /tmp/cascade-quality]
 
-Builds the synthetic set of ``train/synthetic_text.py`` (the colour of a shape is in the
+Builds the synthetic set of ``train/synthetic/text.py`` (the colour of a shape is in the
 picture for half of the files and in the file's name, description or categories for most),
 trains naive-mlp (image only), fusion (image + description and categories) and the cascade
 (naive-mlp's top 50 re-ranked by the pair model reading the image, the cleaned file name,
@@ -25,8 +25,8 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 from click.testing import CliRunner  # noqa: E402
 
 from wikivel_bot.cli import main as cli  # noqa: E402
-from wikivel_bot.train.cascade_eval import compare_cascade, comparison_markdown, write_reliability_plot  # noqa: E402
-from wikivel_bot.train.synthetic_text import make_text_synthetic  # noqa: E402
+from wikivel_bot.evaluation.runs.cascade import compare_cascade, comparison_markdown, write_reliability_plot  # noqa: E402
+from wikivel_bot.train.synthetic.text import make_text_synthetic  # noqa: E402
 
 
 def run(args: list) -> str:

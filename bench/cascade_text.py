@@ -5,7 +5,7 @@
                                            [--threads 2] [--out /tmp/cascade-text]
 
 One run; per seed (``--seeds``, each a whole replicate) one synthetic set:
-``train/synthetic_text.py`` with ``long_texts`` (the colour of a shape is in the picture for
+``train/synthetic/text.py`` with ``long_texts`` (the colour of a shape is in the picture for
 half of the files and in the file name, description or a category for most, and the texts
 are as long as a real Commons file's, 52-74 tokens), the tiny random-init open_clip model,
 naive-mlp trained once as the first stage through the CLI (as
@@ -42,8 +42,8 @@ from click.testing import CliRunner  # noqa: E402
 
 from wikivel_bot.cli import main as cli  # noqa: E402
 from wikivel_bot.linker.cascade.text import LEGACY_ORDER, cascade_file_text, check_order  # noqa: E402
-from wikivel_bot.train.synthetic import COLOURS  # noqa: E402
-from wikivel_bot.train.synthetic_text import make_text_synthetic  # noqa: E402
+from wikivel_bot.train.synthetic.shapes import COLOURS  # noqa: E402
+from wikivel_bot.train.synthetic.text import make_text_synthetic  # noqa: E402
 
 ORDERS = "name,description,categories/categories,name,description/name,categories,description"
 ROUNDS = 5
@@ -71,7 +71,7 @@ def run(args: List[str]) -> str:
 
 def test_texts(syn: Path) -> Tuple[List[Tuple[str, str, Tuple[str, ...]]], List[str]]:
     """(title, description, categories) of the test files, and each one's colour word."""
-    from wikivel_bot.train.dataset import load_dataset
+    from wikivel_bot.train.data.dataset import load_dataset
 
     dataset = load_dataset(syn)
     table = dataset.table
@@ -133,8 +133,8 @@ def encode_costs(backbone, texts: Dict[Tuple[str, ...], List[str]], budgets: Seq
 def one_seed(seed: int, args: argparse.Namespace, orders: Sequence[Tuple[str, ...]], budgets: Sequence[int],
              tokenizer) -> Tuple[Dict[Tuple, Dict[str, float]], Dict[str, float], int, Dict[Tuple[str, ...], List[str]]]:
     """Data, first stage and one cascade per order and budget for ``seed``: their scores."""
-    from wikivel_bot.train.cascade import CascadeTrainConfig, train_cascade
-    from wikivel_bot.train.cascade_eval import compare_cascade
+    from wikivel_bot.train.cascade.fit import CascadeTrainConfig, train_cascade
+    from wikivel_bot.evaluation.runs.cascade import compare_cascade
 
     out = args.out / f"seed-{seed}"
     syn = out / "syn"

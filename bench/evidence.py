@@ -25,7 +25,7 @@ from typing import Optional
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from wikivel_bot.train.evidence_eval import (  # noqa: E402
+from wikivel_bot.evaluation.runs.evidence import (  # noqa: E402
     EVIDENCE_ALONE,
     IMAGE_ONLY,
     WITH_EVIDENCE,

@@ -55,8 +55,8 @@ from bench.learning_sim import (  # noqa: E402
 from wikivel_bot.learning.judge import judge  # noqa: E402
 from wikivel_bot.learning.metrics import FileScores  # noqa: E402
 from wikivel_bot.linker.heads import NaiveHeads  # noqa: E402
-from wikivel_bot.train.from_decisions import DecisionTensors, FineTuneConfig, Platt, fine_tune  # noqa: E402
-from wikivel_bot.train.own_suggestions import calibrate_own, judged_files  # noqa: E402
+from wikivel_bot.train.decisions.heads import DecisionTensors, FineTuneConfig, Platt, fine_tune  # noqa: E402
+from wikivel_bot.train.decisions.own_suggestions import calibrate_own, judged_files  # noqa: E402
 
 DIM, ITEMS, TOP = 32, 200, 3
 STYLE, NOISE = 2.0, 1.0

@@ -65,8 +65,8 @@ from bench.learning_sim import (  # noqa: E402
 from wikivel_bot.learning.judge import Verdict, judge  # noqa: E402
 from wikivel_bot.learning.metrics import FileScores  # noqa: E402
 from wikivel_bot.linker.cascade.pair import build_pair_model  # noqa: E402
-from wikivel_bot.train.from_decisions import Platt  # noqa: E402
-from wikivel_bot.train.pair_from_decisions import (  # noqa: E402
+from wikivel_bot.train.decisions.heads import Platt  # noqa: E402
+from wikivel_bot.train.decisions.pair import (  # noqa: E402
     PairDecisions, PairTuneConfig, calibrate_own_pair, fine_tune_pair, judged_pair_files, pair_output)
 
 DIM, ITEMS, TOP = 32, 200, 3

@@ -29,8 +29,8 @@ texts = [f"item number {i}, a thing of kind {i%97} seen somewhere" for i in rang
 t=time.perf_counter(); encode_texts(bb, texts); tt=time.perf_counter()-t
 print(f"ViT-B-32 CPU2: images {128/ti:.1f}/s, texts {2048/tt:.1f}/s")
 from wikivel_bot.linker.heads import build_heads
-from wikivel_bot.train.targets import TargetBuilder, Truth
-from wikivel_bot.train.losses import batch_loss
+from wikivel_bot.train.fitting.targets import TargetBuilder, Truth
+from wikivel_bot.train.fitting.losses import batch_loss
 import torch.nn.functional as F
 rng=np.random.default_rng(0); V=18522; NF=800_000; d=512
 w=1/np.arange(1,V+1)**1.1; w/=w.sum()
@@ -66,7 +66,7 @@ print(f"ranking {2000} files x {V} items top-100: {tv:.2f} s -> 10k files {5*tv:
 
 # -- pages dump: read and parse (mwparserfromhell) ------------------------------------
 from tests.train_support import fixture_module
-from wikivel_bot.train.pages import iter_pages, parse_pages
+from wikivel_bot.train.data.pages import iter_pages, parse_pages
 m = fixture_module()
 xml = m.pages_xml()
 head, rest = xml.split("  <page>", 1)

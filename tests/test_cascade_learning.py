@@ -1,7 +1,7 @@
 """The cascade learns, through the real entry points (like tests/test_train_learning.py).
 
 A synthetic set where the colour of a shape is in the picture for half of the files and in
-the file's name, description or categories for most (``train/synthetic_text.py``);
+the file's name, description or categories for most (``train/synthetic/text.py``);
 ``wikivel-bot train --linker naive-mlp`` trains the first stage (image only) and
 ``wikivel-bot train --variant cascade`` the pair model that also reads the text. Through the
 linkers themselves (``compare_cascade``: ``create_linker`` + ``search``), the cascade must
@@ -29,7 +29,7 @@ CASCADE = ["--variant", "cascade", "--weights", "random", "--device", "cpu", "--
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    from wikivel_bot.train.synthetic_text import make_text_synthetic
+    from wikivel_bot.train.synthetic.text import make_text_synthetic
 
     root = tmp_path_factory.mktemp("cascade")
     syn = root / "syn"
@@ -40,7 +40,7 @@ def trained(tmp_path_factory):
     cascade = invoke(["train", *CASCADE, *common, "--first-stage", str(root / "naive" / "best.pt"),
                       "--out", str(root / "cascade")])
     assert cascade.exit_code == 0, cascade.output
-    from wikivel_bot.train.cascade_eval import compare_cascade
+    from wikivel_bot.evaluation.runs.cascade import compare_cascade
 
     # At the precision it was trained in: what is measured is the learning (the bf16 fast
     # path's drift has its own test below).
@@ -76,7 +76,7 @@ def test_verifier_is_calibrated_on_held_out_files(trained):
     else:
         assert v["f1"] == 0.0
     assert sum(b.count for b in result.bins) == v["pairs"]
-    from wikivel_bot.train.cascade_eval import comparison_markdown
+    from wikivel_bot.evaluation.runs.cascade import comparison_markdown
 
     text = comparison_markdown(result)
     assert "SYNTHETIC data" in text and "| cascade |" in text and "ECE" in text
@@ -106,7 +106,7 @@ def test_suggestions_carry_alpha_and_probability(trained):
     from wikivel_bot.config import CascadeSettings, LinkerSettings
     from wikivel_bot.linker import create_linker, link_files
     from wikivel_bot.linker.link import rules_from_settings
-    from wikivel_bot.train.dataset import image_store, load_dataset, open_labels
+    from wikivel_bot.train.data.dataset import image_store, load_dataset, open_labels
     from wikivel_bot.types import MediaFile
 
     root, _, _ = trained
@@ -170,7 +170,7 @@ def test_a_trained_cascade_reads_file_texts_cut_as_in_its_training(trained):
     from wikivel_bot.linker.base import Query
     from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
     from wikivel_bot.linker.backbone.images import decode_image
-    from wikivel_bot.train.dataset import image_store, load_dataset, open_labels
+    from wikivel_bot.train.data.dataset import image_store, load_dataset, open_labels
 
     root, _, _ = trained
     trained_tokens = load_cascade_checkpoint(str(root / "cascade" / "best.pt")).text_tokens
@@ -238,7 +238,7 @@ def _settings(root, **changes):
 
 
 def _test_files(root, n):
-    from wikivel_bot.train.dataset import image_store, load_dataset
+    from wikivel_bot.train.data.dataset import image_store, load_dataset
     from wikivel_bot.types import MediaFile
 
     dataset = load_dataset(root / "syn")
@@ -257,7 +257,7 @@ def _test_files(root, n):
 def _linked(root, settings, n=8):
     from wikivel_bot.linker import create_linker, link_files
     from wikivel_bot.linker.link import rules_from_settings
-    from wikivel_bot.train.dataset import open_labels
+    from wikivel_bot.train.data.dataset import open_labels
 
     dataset, files = _test_files(root, n)
     linker = create_linker(settings.name, settings)
@@ -291,7 +291,7 @@ def test_verifier_probability_is_the_cascades_own_and_monotone(trained):
     from wikivel_bot.config import CascadeSettings
     from wikivel_bot.linker import create_linker, link_files
     from wikivel_bot.linker.link import rules_from_settings
-    from wikivel_bot.train.dataset import open_labels
+    from wikivel_bot.train.data.dataset import open_labels
 
     root, _, _ = trained
     _, files, outcomes = _linked(root, _settings(root))
@@ -417,7 +417,7 @@ def test_fusion_and_zero_shot_first_stages(trained):
     from wikivel_bot.linker import create_linker, link_files
     from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
     from wikivel_bot.linker.link import rules_from_settings
-    from wikivel_bot.train.dataset import open_labels
+    from wikivel_bot.train.data.dataset import open_labels
 
     root, _, _ = trained
     syn = root / "syn"
@@ -497,7 +497,7 @@ def test_cascade_on_the_bf16_fast_path_moves_little(trained):
     from wikivel_bot.linker.backbone.precision import bf16_flag, cpu_flags
     from wikivel_bot.config import CascadeSettings
     from wikivel_bot.linker import create_linker
-    from wikivel_bot.train.dataset import open_labels
+    from wikivel_bot.train.data.dataset import open_labels
 
     root, _, _ = trained
     dataset, files = _test_files(root, 60)
@@ -521,7 +521,7 @@ def test_verifier_reuses_the_linkers_image_embedding(trained):
     """Beside a linker whose backbone it shares, the verifier encodes no image a second time."""
     from wikivel_bot.linker import create_linker, link_files
     from wikivel_bot.linker.link import rules_from_settings
-    from wikivel_bot.train.dataset import open_labels
+    from wikivel_bot.train.data.dataset import open_labels
 
     root, _, _ = trained
     dataset, files = _test_files(root, 6)

@@ -25,7 +25,7 @@ from tests.tcp_proxy import TcpProxy
 from tests.test_store import linked_file, upload
 from wikivel_bot import pipeline
 from wikivel_bot.config import Settings
-from wikivel_bot.daemon import Daemon, Parts
+from wikivel_bot.daemon.scheduler import Daemon, Parts
 from wikivel_bot.queue.leases import WorkInProgress
 from wikivel_bot.types import DecisionAction, FileState, MediaFile
 

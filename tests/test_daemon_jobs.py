@@ -15,7 +15,7 @@ import pytest
 
 from tests.db_support import open_store
 from wikivel_bot.config import Settings
-from wikivel_bot.daemon import Daemon, Parts
+from wikivel_bot.daemon.scheduler import Daemon, Parts
 from wikivel_bot.errors import WikiError
 from wikivel_bot.queue import migrate, monitor
 

@@ -27,10 +27,10 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
 from tests.test_store import upload
 from wikivel_bot import pipeline
 from wikivel_bot.commons.outcomes import Deferred
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter
 from wikivel_bot.config import Settings
-from wikivel_bot.daemon import Daemon, Parts
+from wikivel_bot.daemon.scheduler import Daemon, Parts
 from wikivel_bot.queue.leases import WorkInProgress
 from wikivel_bot.types import DecisionAction, FileState, MediaFile
 

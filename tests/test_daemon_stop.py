@@ -35,7 +35,7 @@ from tests.test_daemon import (
 )
 from tests.testwiki import TestWiki
 from tests.testwiki.pwb import write_config
-from wikivel_bot.daemon_stop import FINAL_RECORDS_S, JOBS_GRACE_S, STOP_WITHIN_S, RunningJobs, finish_within
+from wikivel_bot.daemon.stop import FINAL_RECORDS_S, JOBS_GRACE_S, STOP_WITHIN_S, RunningJobs, finish_within
 from wikivel_bot.types import CandidateState
 
 

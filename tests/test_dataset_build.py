@@ -19,10 +19,10 @@ from tests.train_support import (
     write_fixture_labels,
 )
 from wikivel_bot.errors import DumpError, UsageError
-from wikivel_bot.train.builder import BuildOptions, build_dataset
-from wikivel_bot.train.dataset import load_dataset, split_assignment
-from wikivel_bot.train.filenames import file_name
-from wikivel_bot.train.pages import category_links, iter_pages
+from wikivel_bot.train.data.builder import BuildOptions, build_dataset
+from wikivel_bot.train.data.dataset import load_dataset, split_assignment
+from wikivel_bot.train.data.filenames import file_name
+from wikivel_bot.train.data.pages import category_links, iter_pages
 
 EXPECTED = fixture_module().EXPECTED
 # A large test share so the seeded split puts some P18 images into it (checked below).
@@ -141,7 +141,7 @@ def test_max_files_samples_after_the_shuffle(tmp_path):
 
 
 def test_published_splits_are_followed(tmp_path):
-    from wikivel_bot.train.shards import ShardWriter
+    from wikivel_bot.train.data.shards import ShardWriter
 
     published = tmp_path / "commons_images"
     wanted = {"train": [201, 202, 203], "validation": [211], "test": [212, 221]}
@@ -226,7 +226,7 @@ def test_cli_builds_and_loads(tmp_path):
     ("Houses in Berlin", None),
 ])
 def test_default_category_patterns(category, kind):
-    from wikivel_bot.train.categories import load_filter, normalise
+    from wikivel_bot.train.data.categories import load_filter, normalise
 
     assert load_filter().kind_of(normalise(category)) == kind
 

@@ -14,15 +14,15 @@ from tests.commons_support import thumb_url as wiki_thumb_url
 from wikivel_bot.commons.thumbnails import ThumbnailClient
 from wikivel_bot.errors import UsageError, WikiError
 from wikivel_bot.labels import label_set_from_records
-from wikivel_bot.train.dataset import FileRecord, load_dataset, write_dataset
-from wikivel_bot.train.fetch import (
+from wikivel_bot.train.data.dataset import FileRecord, load_dataset, write_dataset
+from wikivel_bot.train.data.fetch import (
     FAILED,
     fetch_item_images,
     fetch_thumbnails,
     read_failed,
     thumb_url,
 )
-from wikivel_bot.train.shards import (
+from wikivel_bot.train.data.shards import (
     ImageStore,
     ShardWriter,
     image_extension,

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("open_clip")
 
-from wikivel_bot.train.evidence_eval import (  # noqa: E402
+from wikivel_bot.evaluation.runs.evidence import (  # noqa: E402
     COLUMNS,
     EVIDENCE_ALONE,
     IMAGE_ONLY,

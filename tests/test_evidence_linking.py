@@ -146,7 +146,7 @@ def test_the_daemons_link_stage_stores_the_evidence_and_caches_the_look_ups(conf
     from wikivel_bot.backfill.pipeline import open_store
     from wikivel_bot.commons.generators import uploads_of
     from wikivel_bot.commons.site import open_site
-    from wikivel_bot.daemon import build_parts
+    from wikivel_bot.daemon.scheduler import build_parts
     from wikivel_bot.queue.tables import candidates, evidence_cache, files
 
     settings = settings_of(config, new_queue(tmp_path / "daemon.sqlite"))
@@ -249,7 +249,7 @@ def test_with_the_evidence_model_every_candidate_gets_its_probability(config, tm
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import build_ready_linker
     from wikivel_bot.linker.evidence_model import candidate_features, fit
-    from wikivel_bot.train.synthetic_evidence import load_evidence, make_evidence_synthetic, simulated_records
+    from wikivel_bot.train.synthetic.evidence import load_evidence, make_evidence_synthetic, simulated_records
 
     make_evidence_synthetic(tmp_path / "syn", 400, seed=0)
     records = simulated_records(load_evidence(tmp_path / "syn"), top_k=10, seed=0)

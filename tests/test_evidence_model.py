@@ -1,5 +1,5 @@
-"""The evidence model (linker/evidence_model.py), its records (train/evidence.py) and the
-synthetic evidence dataset (train/synthetic_evidence.py), through the library and the CLI.
+"""The evidence model (linker/evidence_model.py), its records (train/evidence/fit.py) and the
+synthetic evidence dataset (train/synthetic/evidence.py), through the library and the CLI.
 
 The data are the coloured shapes with generated evidence and SIMULATED image scores (a true
 leaf scores about 0.32, a leaf of its colour or shape 0.25, others 0.18, noise 0.04): every
@@ -20,16 +20,16 @@ from tests.train_support import invoke
 from wikivel_bot.core.evidence import KIND_CATEGORY, KIND_ID, KIND_LINK, KINDS, Evidence
 from wikivel_bot.errors import LinkerError, UsageError
 from wikivel_bot.linker import evidence_model as em
-from wikivel_bot.train.dataset import load_dataset, open_labels
-from wikivel_bot.train.evidence import (
+from wikivel_bot.train.data.dataset import load_dataset, open_labels
+from wikivel_bot.train.evidence.fit import (
     CandidateRecord,
     evidence_records,
     read_records,
     records_from_scores,
     write_records,
 )
-from wikivel_bot.train.synthetic import generate_files, item_records
-from wikivel_bot.train.synthetic_evidence import (
+from wikivel_bot.train.synthetic.shapes import generate_files, item_records
+from wikivel_bot.train.synthetic.evidence import (
     DEFAULT_SHARES,
     LEAVES,
     SyntheticEvidence,

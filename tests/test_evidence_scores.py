@@ -191,7 +191,7 @@ def synthetic_model(tmp_path_factory) -> EvidenceModel:
     """The evidence model fitted as `train evidence` fits it, on the synthetic evidence set
     (SYNTHETIC: simulated image scores with a share of misleading evidence)."""
     from wikivel_bot.linker.evidence_model import fit
-    from wikivel_bot.train.synthetic_evidence import load_evidence, make_evidence_synthetic, simulated_records
+    from wikivel_bot.train.synthetic.evidence import load_evidence, make_evidence_synthetic, simulated_records
 
     out = tmp_path_factory.mktemp("evidence-model") / "syn"
     make_evidence_synthetic(out, 400, seed=0)

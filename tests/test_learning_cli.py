@@ -128,7 +128,7 @@ def test_a_zero_shot_bot_learns_a_head(env, monkeypatch) -> None:
     naive-mlp head over the same embeddings, which is what a promotion would run."""
     tmp_path, data = env
     monkeypatch.setenv("WIKIVEL_LINKER_NAME", "zero-shot")
-    from wikivel_bot.train import from_decisions
+    from wikivel_bot.train.decisions import heads as from_decisions
 
     monkeypatch.setattr(from_decisions, "IMAGE_BLOCK", 4)   # images encoded a block at a time
     assert _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images").exit_code == 0

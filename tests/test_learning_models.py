@@ -221,7 +221,7 @@ def test_the_daemon_schedules_the_learning_job_through_the_rule() -> None:
     """daemon.run adds the job through add_learning_job (so the rule above is the daemon's)."""
     import inspect
 
-    from wikivel_bot import daemon
+    from wikivel_bot.daemon import scheduler as daemon
 
     source = inspect.getsource(daemon.Daemon.run)
     assert "add_learning_job(scheduler, s, " in source

@@ -18,8 +18,8 @@ torch = pytest.importorskip("torch")
 
 from wikivel_bot.learning import registry  # noqa: E402
 from wikivel_bot.learning.metrics import FileScores, file_counts  # noqa: E402
-from wikivel_bot.train.from_decisions import DecisionTensors, Platt, fit_platt  # noqa: E402
-from wikivel_bot.train.own_suggestions import (  # noqa: E402
+from wikivel_bot.train.decisions.heads import DecisionTensors, Platt, fit_platt  # noqa: E402
+from wikivel_bot.train.decisions.own_suggestions import (  # noqa: E402
     calibrate_own,
     judged_files,
     operating_score,
@@ -187,7 +187,7 @@ def test_the_daemon_follows_a_promotion_and_a_rollback_without_a_restart(env, ca
     import logging
 
     from wikivel_bot.config import load_settings
-    from wikivel_bot.daemon_model import FollowingLinker
+    from wikivel_bot.daemon.promotions import FollowingLinker
     from wikivel_bot.errors import LinkerError
     from wikivel_bot.linker import build_ready_linker
 

@@ -25,8 +25,8 @@ from click.testing import CliRunner  # noqa: E402
 from tests.learning_support import cascade_checkpoint, decided_queue  # noqa: E402
 from wikivel_bot.cli import main  # noqa: E402
 from wikivel_bot.learning import registry  # noqa: E402
-from wikivel_bot.train.from_decisions import Platt  # noqa: E402
-from wikivel_bot.train.pair_from_decisions import (  # noqa: E402
+from wikivel_bot.train.decisions.heads import Platt  # noqa: E402
+from wikivel_bot.train.decisions.pair import (  # noqa: E402
     PairDecisions,
     PairTuneConfig,
     _held_loss,
@@ -197,7 +197,7 @@ def test_an_untrained_cascade_learns_too_and_fusion_is_refused_in_one_line(env, 
     from wikivel_bot.config import load_settings
     from wikivel_bot.errors import LinkerError
     from wikivel_bot.linker.cascade.checkpoint import load_cascade_checkpoint
-    from wikivel_bot.train.learners import load_learner
+    from wikivel_bot.train.decisions.learners import load_learner
 
     tmp_path, data, _ = env
     monkeypatch.delenv("WIKIVEL_LINKER_CHECKPOINT")

@@ -268,7 +268,7 @@ def test_a_verifier_fitted_with_item_images_keeps_its_calibration_without_them(e
     """It would not run as it was fitted: nothing is re-fitted, and the round says why."""
     from wikivel_bot.config import load_settings
     from wikivel_bot.labels import load_label_set
-    from wikivel_bot.train.verifier_refit import refit_verifier
+    from wikivel_bot.train.decisions.verifier import refit_verifier
 
     tmp_path, data = env
     settings = replace(load_settings().linker, verifier=str(_verifier(tmp_path / "p18.pt", seed=2, item_images=4)))

@@ -28,7 +28,7 @@ def test_baselines_use_train_split_counts_after_promotion(tmp_path) -> None:  # 
     # the people are promoted to human. Ten files, split 8/1/1 with seed 0; whatever the
     # split, every train file depicting a person or human has human as truth after promotion.
     from wikivel_bot.linker.baselines import FrequencyLinker
-    from wikivel_bot.train.dataset import FileRecord, load_dataset, write_dataset
+    from wikivel_bot.train.data.dataset import FileRecord, load_dataset, write_dataset
 
     records = [
         {"qid": "Q5", "label": "human", "description": "any member of Homo sapiens"},

@@ -230,7 +230,7 @@ def _link_command(world: World, url: str) -> Linked:
 
 def _daemon(world: World, url: str) -> Tuple[Linked, str]:
     from wikivel_bot.backfill.pipeline import open_store
-    from wikivel_bot.daemon import build_parts
+    from wikivel_bot.daemon.scheduler import build_parts
 
     settings = _settings(world, url)
     _enqueue(settings)

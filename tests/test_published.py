@@ -13,9 +13,9 @@ import pytest
 
 from tests.train_support import invoke
 from wikivel_bot.errors import UsageError
-from wikivel_bot.train.dataset import load_dataset, open_labels
-from wikivel_bot.train.published import export_published, import_published, read_images
-from wikivel_bot.train.shards import ImageStore
+from wikivel_bot.train.data.dataset import load_dataset, open_labels
+from wikivel_bot.train.data.published import export_published, import_published, read_images
+from wikivel_bot.train.data.shards import ImageStore
 
 
 def tar(path: Path, members: List[Tuple[str, bytes]]) -> None:
@@ -92,7 +92,7 @@ def test_cli_and_bad_published_files(published: Path, tmp_path: Path) -> None:
 
 
 def test_synthetic_export_roundtrips(tmp_path: Path) -> None:
-    from wikivel_bot.train.synthetic import make_synthetic
+    from wikivel_bot.train.synthetic.shapes import make_synthetic
 
     make_synthetic(tmp_path / "syn", 60, 0)
     export_published(tmp_path / "syn", tmp_path / "vel")

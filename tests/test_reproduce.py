@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("open_clip")
 
 from tests.train_support import invoke  # noqa: E402
-from wikivel_bot.train.report import PAPER_TABLE4  # noqa: E402
+from wikivel_bot.evaluation.runs.paper_report import PAPER_TABLE4  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -19,9 +19,9 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     targets,
     wiki,
 )
-from wikivel_bot.commons.revert import StatementReverter, revert_batch, revert_summary
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter, WriteRefused
+from wikivel_bot.commons.writer.revert import StatementReverter, revert_batch, revert_summary
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter, WriteRefused
 from wikivel_bot.errors import NotFound
 from wikivel_bot.queue.revert_queries import RevertQueue
 
@@ -204,7 +204,7 @@ def test_revert_finds_a_statement_whose_pair_was_rejected_while_it_was_written(w
 def test_many_statements_of_one_file_are_removed_in_edits_whose_comment_fits() -> None:
     from types import SimpleNamespace
 
-    from wikivel_bot.commons.revert import removal_comment_room, revert_groups
+    from wikivel_bot.commons.writer.revert import removal_comment_room, revert_groups
 
     rows = [SimpleNamespace(page_id=10004, qid=f"Q{1000000 + i}") for i in range(12)]
     rows.append(SimpleNamespace(page_id=10046, qid="Q146"))

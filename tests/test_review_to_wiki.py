@@ -26,8 +26,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     wiki,
 )
 from wikivel_bot.cli import main
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter
 
 
 def test_offline_decisions_are_written_exactly_once(wiki, site, queue, clock, tmp_path: Path) -> None:

@@ -225,8 +225,8 @@ def _person_entity(qid: str, label: str) -> dict:
 
 def test_a_pair_approved_before_a_rule_change_is_refused_by_the_writer(wiki, site, queue, clock) -> None:  # noqa: F811
     from wikivel_bot.commons.site import open_items
-    from wikivel_bot.commons.write_loop import write_approved
-    from wikivel_bot.commons.writer import StatementWriter, safety_check
+    from wikivel_bot.commons.writer.loop import write_approved
+    from wikivel_bot.commons.writer.statement_writer import StatementWriter, safety_check
     from wikivel_bot.config import SiteSettings
     from wikivel_bot.queue.reviews import audit_events, iter_review_files
 

@@ -24,9 +24,9 @@ from wikivel_bot.commons.item_images import ItemImageCache
 from wikivel_bot.commons.wikitext import normalise_name
 from wikivel_bot.core.review_rules import category_matches, normalize_name
 from wikivel_bot.core.titles import FIRST_UPPER_EXCEPTIONS, check_file_title, first_upper, page_name
-from wikivel_bot.train.categories import normalise as normalise_category
-from wikivel_bot.train.fetch import thumb_url
-from wikivel_bot.train.filenames import file_name
+from wikivel_bot.train.data.categories import normalise as normalise_category
+from wikivel_bot.train.data.fetch import thumb_url
+from wikivel_bot.train.data.filenames import file_name
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -99,9 +99,9 @@ def test_embeddings_are_computed_once(trained):
     cached = sorted(p.name.split("-")[0] for p in (root / "cache" / "train-embeddings").iterdir())
     assert cached == ["images", "item"]
     from wikivel_bot.linker.backbone.encoders import load_backbone
-    from wikivel_bot.train import embeddings
-    from wikivel_bot.train.dataset import load_dataset
-    from wikivel_bot.train.shards import ImageStore
+    from wikivel_bot.train.fitting import embeddings
+    from wikivel_bot.train.data.dataset import load_dataset
+    from wikivel_bot.train.data.shards import ImageStore
 
     dataset = load_dataset(root / "syn")
     backbone = load_backbone(str(root / "syn" / "tiny-model.json"), "", "random", "cpu")

@@ -10,13 +10,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from wikivel_bot.labels import label_set_from_records  # noqa: E402
-from wikivel_bot.train.losses import (  # noqa: E402
+from wikivel_bot.train.fitting.losses import (  # noqa: E402
     batch_loss,
     hinge_triplet_loss,
     inverse_frequency_weights,
     relaxed_contrastive_loss,
 )
-from wikivel_bot.train.targets import TargetBuilder, Truth, related_pairs  # noqa: E402
+from wikivel_bot.train.fitting.targets import TargetBuilder, Truth, related_pairs  # noqa: E402
 
 # animal <- domesticated animal <- {house cat, dog};  human;  house
 RECORDS = [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wikivel_bot.train.report import (
+from wikivel_bot.evaluation.runs.paper_report import (
     PAPER_NAME,
     PAPER_TABLE4,
     TABLE4_COLUMNS,
@@ -27,7 +27,7 @@ def test_fill_template_replaces_placeholders_and_drops_comments():
 
 
 def test_model_card_template_placeholders_are_all_filled_by_the_report():
-    from wikivel_bot.train import report
+    from wikivel_bot.evaluation.runs import paper_report as report
 
     assert TEMPLATE == ROOT / "docs" / "model-card.md"
     names = set(re.findall(r"\{\{\s*([a-z_]+)\s*\}\}", re.sub(r"<!--.*?-->", "", TEMPLATE.read_text(), flags=re.S)))

@@ -22,8 +22,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     wiki,
 )
 from wikivel_bot import __version__
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter, hierarchy_lookup, new_batch_id
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter, hierarchy_lookup, new_batch_id
 from wikivel_bot.types import DecisionAction
 
 BATCH = "b-20240502090000-abcd"

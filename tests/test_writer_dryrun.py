@@ -16,8 +16,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     states,
     wiki,
 )
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter, WriteRefused
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter, WriteRefused
 from wikivel_bot.types import DryRun
 
 BATCH = "b-20240502090000-d0d0"

@@ -25,9 +25,9 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     targets,
     wiki,
 )
-from wikivel_bot.commons import write_outcomes as wo
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter
+from wikivel_bot.commons.writer import outcomes as wo
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter
 from wikivel_bot.queue.tables import candidates
 from wikivel_bot.types import Failed
 
@@ -134,7 +134,7 @@ def test_an_edit_conflict_re_reads_and_retries_the_group_at_once(wiki, site, que
 
 
 def test_lasting_edit_conflicts_are_bounded_and_retried_later(wiki, site, queue, clock) -> None:
-    from wikivel_bot.commons.writer import CONFLICT_TRIES
+    from wikivel_bot.commons.writer.statement_writer import CONFLICT_TRIES
 
     fault = wiki.faults.add("wbeditentity", "editconflict", times=None)
     approve_all(queue, 10004, ["Q146", "Q144"])
@@ -266,7 +266,7 @@ def test_a_blocked_bot_stops_the_run_and_keeps_the_approval(wiki, site, queue, c
         raise APIError("blocked", "You have been blocked from editing.")
 
     # The group edit's one request (commons.edit_send → one_shot.send_once) is refused.
-    monkeypatch.setattr("wikivel_bot.commons.edit_send.send_once", blocked)
+    monkeypatch.setattr("wikivel_bot.commons.writer.edit_send.send_once", blocked)
     with pytest.raises(wo.WriteStopped):
         write_approved(queue, writer, batch_size=5, worker="test", clock=clock)
     assert states(queue)[(10004, "Q146")] == "approved" and edit_rows(queue) == []

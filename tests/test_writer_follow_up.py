@@ -31,9 +31,9 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     targets,
     wiki,
 )
-from wikivel_bot.commons.revert import StatementReverter, revert_batch
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter
+from wikivel_bot.commons.writer.revert import StatementReverter, revert_batch
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter
 from wikivel_bot.queue.revert_queries import RevertQueue
 from wikivel_bot.types import DecisionAction
 
@@ -173,7 +173,7 @@ def test_a_dry_run_simulates_the_follow_up_and_keeps_it_owed(wiki, site, queue, 
     queue.record_decision(FILE, "Q146", DecisionAction.APPROVE, REVIEWER, "cli")
     at_point("in-flight", lambda: queue.record_decision(FILE, "Q146", DecisionAction.REJECT, REVIEWER, "web"),
              wiki, site, queue, monkeypatch)
-    monkeypatch.setattr("wikivel_bot.commons.write_loop._follow_up", lambda *a: None)
+    monkeypatch.setattr("wikivel_bot.commons.writer.loop._follow_up", lambda *a: None)
     write_approved(queue, StatementWriter(site, BATCH, ancestors_of), batch_size=5, worker="test", clock=clock)
     monkeypatch.undo()
     (owed,) = queue.owed_follow_ups()

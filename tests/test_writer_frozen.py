@@ -4,7 +4,7 @@ its pair over adds no second statement (issue 32 point 5).
 ``python -m wikivel_bot write`` runs in a subprocess against the Wikibase-like test wiki (a
 change on a stale ``baserevid`` is patched onto the latest revision, so a late edit that is
 not refused adds its statement a second time). The writer stops itself with a real SIGSTOP at
-an exact point of ``commons/edit_send.py``, chosen by a small wrapper that patches that module
+an exact point of ``commons/writer/edit_send.py``, chosen by a small wrapper that patches that module
 before running the unchanged CLI (an outside signal could not hit a point microseconds wide):
 
 * ``send``: in ``send_once``, after the last check *and* the freshness check, right before
@@ -57,7 +57,7 @@ SHORT_LEASE_S = 30
 # once: the first time the point is reached (the writer's first and only group edit).
 FREEZER = '''
 import os, runpy, signal, sys
-from wikivel_bot.commons import edit_send
+from wikivel_bot.commons.writer import edit_send
 
 point, frozen = os.environ["FREEZE_AT"], []
 

@@ -24,10 +24,10 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     targets,
     wiki,
 )
-from wikivel_bot.commons.edit_group import statement_guid
-from wikivel_bot.commons.revert import StatementReverter, revert_batch
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter
+from wikivel_bot.commons.writer.edit_group import statement_guid
+from wikivel_bot.commons.writer.revert import StatementReverter, revert_batch
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter
 from wikivel_bot.queue.revert_queries import RevertQueue
 from wikivel_bot.types import DecisionAction
 

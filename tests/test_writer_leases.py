@@ -26,8 +26,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     targets,
     wiki,
 )
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter, WriteRefused
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter, WriteRefused
 
 BATCH_A = "b-20240502090000-aaaa"
 BATCH_B = "b-20240502090500-bbbb"

@@ -32,8 +32,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     targets,
     wiki,
 )
-from wikivel_bot.commons.write_loop import write_approved
-from wikivel_bot.commons.writer import StatementWriter
+from wikivel_bot.commons.writer.loop import write_approved
+from wikivel_bot.commons.writer.statement_writer import StatementWriter
 from wikivel_bot.types import DecisionAction
 
 BATCH = "b-20240502090000-0a0a"

@@ -1,6 +1,6 @@
 """What every command gets from the global options: Settings, and the things built from them.
 
-This (with ``daemon.py``) is the only place that builds Settings and the database engine;
+This (with ``daemon/scheduler.py``) is the only place that builds Settings and the database engine;
 everything is built lazily so ``--help`` and quick commands stay fast.
 """
 

@@ -2,7 +2,7 @@
 
 ``evaluate`` scores rankings from a source against ground truth: a predictions file
 (``--predictions``), so any tool's output can be compared on the same split, or a trained
-linker (``--checkpoint``, run by :mod:`wikivel_bot.cli.evaluate_checkpoint` and ``wikivel_bot.train.evaluate``)
+linker (``--checkpoint``, run by :mod:`wikivel_bot.cli.evaluate_checkpoint` and ``wikivel_bot.evaluation.runs.checkpoint``)
 with the baselines beside it, feeding the same :func:`wikivel_bot.evaluation.score_rankings`.
 """
 

@@ -26,8 +26,8 @@ def evaluate_checkpoint_mode(obj: CliContext, *, checkpoint: Path, data: Optiona
     :returns: the text to print (Markdown tables, an HTML page, or JSON).
     """
     from wikivel_bot.evaluation import html_page
-    from wikivel_bot.train.evaluate import ALL_HOPS, evaluate_checkpoint
-    from wikivel_bot.train.report import (
+    from wikivel_bot.evaluation.runs.checkpoint import ALL_HOPS, evaluate_checkpoint
+    from wikivel_bot.evaluation.runs.paper_report import (
         deeper_table,
         results_json,
         table4,
@@ -63,7 +63,7 @@ def _evaluate_cascade(obj: CliContext, checkpoint: Path, data: Path, split: str,
     """``evaluate --checkpoint`` for a cascade: zero-shot, its first stage and the cascade, and the verifier."""
     import dataclasses as dc
 
-    from wikivel_bot.train.cascade_eval import compare_cascade, comparison_markdown, write_reliability_plot
+    from wikivel_bot.evaluation.runs.cascade import compare_cascade, comparison_markdown, write_reliability_plot
 
     linker = obj.settings.linker
     result = compare_cascade(checkpoint, data, split=split, weights=linker.weights if weights is None else weights,

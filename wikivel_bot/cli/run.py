@@ -1,4 +1,4 @@
-"""``wikivel-bot run``: start the daemon (see wikivel_bot/daemon.py)."""
+"""``wikivel-bot run``: start the daemon (see wikivel_bot/daemon/scheduler.py)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def run(obj: CliContext, dry_run: bool, linker_name: str, weights: str) -> None:
     dry = dry_run or settings.write.dry_run
     store = obj.store()
 
-    from wikivel_bot.daemon import Daemon, build_parts
+    from wikivel_bot.daemon.scheduler import Daemon, build_parts
     from wikivel_bot.events import configure_logging
 
     configure_logging(obj.verbose)

@@ -86,7 +86,7 @@ def build(mediainfo_dump: Path, pages_dump: Path, labels_dir: Optional[Path], ou
     """
     from wikivel_bot.labels import load_label_set
     from wikivel_bot.labels.parallel import default_workers
-    from wikivel_bot.train.builder import BuildOptions, build_dataset
+    from wikivel_bot.train.data.builder import BuildOptions, build_dataset
 
     langs = tuple(p.strip() for p in languages.split(",") if p.strip()) or ("en",)
     options = BuildOptions(seed=seed, fractions=_fractions(split_text), max_files=max_files, languages=langs,
@@ -107,7 +107,7 @@ def build(mediainfo_dump: Path, pages_dump: Path, labels_dir: Optional[Path], ou
 
 
 def _echo_card(card: Any) -> None:
-    from wikivel_bot.train.dataset import card_tables
+    from wikivel_bot.train.data.dataset import card_tables
 
     click.echo(card_tables(card), nl=False)
     labels = card.get("labels", {})
@@ -136,10 +136,10 @@ def synthetic(out_dir: Path, n_files: int, seed: int, force: bool, text_signal: 
     """Write a synthetic, learnable dataset (coloured shapes with hierarchical items) for
     smoke runs without network: train it with --model DIR/tiny-model.json --weights random.
     Nothing in it is Commons data, and every report on it says so."""
-    from wikivel_bot.train.synthetic import make_synthetic
+    from wikivel_bot.train.synthetic.shapes import make_synthetic
 
     if text_signal:
-        from wikivel_bot.train.synthetic_text import make_text_synthetic
+        from wikivel_bot.train.synthetic.text import make_text_synthetic
 
         card = make_text_synthetic(out_dir, n_files, seed, force=force)
     else:
@@ -160,7 +160,7 @@ def import_published_command(published_dir: Path, out_dir: Path, min_freq: int, 
     """Take the published Wiki-VEL dataset as it is: its items (already promoted, §3.2) are
     the label set, its splits and ground truth are kept, nothing is re-derived from dumps.
     Train and evaluate with --images PUBLISHED/commons_images."""
-    from wikivel_bot.train.published import import_published
+    from wikivel_bot.train.data.published import import_published
 
     card = import_published(published_dir, out_dir, force=force, min_freq=min_freq)
     _echo_card(card)
@@ -186,7 +186,7 @@ def reproduce_synthetic_command(out_dir: Path, n_files: int, epochs: int, batch_
     sizes), TE Naive CLIP and CLIP Fusion trained (tiny random-init CLIP, CPU), every model
     and baseline evaluated, and every Table 4 row printed beside the paper's numbers with the
     batch each was trained at. The figures are synthetic and say so."""
-    from wikivel_bot.train.reproduce import ReproduceOptions, reproduce_synthetic
+    from wikivel_bot.evaluation.runs.reproduce import ReproduceOptions, reproduce_synthetic
 
     done = reproduce_synthetic(out_dir, ReproduceOptions(files=n_files, seed=seed, epochs=epochs, batch_size=batch_size,
                                                          threads=threads, progress=_show(progress)))
@@ -215,8 +215,8 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
     on 429) into tar shards. A re-run skips what is in finished shards and what failed for
     good (failed.jsonl), so nothing is fetched twice."""
     from wikivel_bot.commons.thumbnails import ThumbnailClient
-    from wikivel_bot.train.dataset import load_dataset, open_labels
-    from wikivel_bot.train.fetch import fetch_item_images, fetch_thumbnails
+    from wikivel_bot.train.data.dataset import load_dataset, open_labels
+    from wikivel_bot.train.data.fetch import fetch_item_images, fetch_thumbnails
 
     data = load_dataset(data_dir)
     wanted = tuple(s.strip() for s in splits.split(",") if s.strip())
@@ -329,8 +329,8 @@ def train(obj: CliContext, linker_name: Optional[str], data_dir: Optional[Path],
     if first_stage is not None or candidates is not None:
         raise UsageError("--first-stage and --candidates are options of --variant cascade")
     options["loss"] = options["loss"] or "contrastive"
-    from wikivel_bot.train.loop import TrainConfig
-    from wikivel_bot.train.loop import train as run_training
+    from wikivel_bot.train.fitting.loop import TrainConfig
+    from wikivel_bot.train.fitting.loop import train as run_training
 
     linker = obj.settings.linker
     config = TrainConfig(
@@ -349,7 +349,7 @@ def _train_cascade(obj: CliContext, data_dir: Path, out_dir: Optional[Path], lab
                    first_stage: Optional[Path], candidates: Optional[int], calibration: str,
                    options: Any) -> None:
     """``train --variant cascade``: the options the cascade shares with the others, and its own."""
-    from wikivel_bot.train.cascade import CascadeTrainConfig, train_cascade
+    from wikivel_bot.train.cascade.fit import CascadeTrainConfig, train_cascade
 
     linker = obj.settings.linker
     select = options["select"] if options["select"] != "R@10" else "nDCG@5"

@@ -47,8 +47,8 @@ def synthetic_evidence(out_dir: Path, n_files: int, seed: int, category: float, 
     given shares, a linked category, a description link or an identifier naming what it
     depicts, and misleading categories naming an item it does not; some items are held out of
     the label set. Nothing in it is Commons data, and every number measured on it is SYNTHETIC."""
-    from wikivel_bot.train.evidence import write_records
-    from wikivel_bot.train.synthetic_evidence import load_evidence, make_evidence_synthetic, simulated_records
+    from wikivel_bot.train.evidence.fit import write_records
+    from wikivel_bot.train.synthetic.evidence import load_evidence, make_evidence_synthetic, simulated_records
 
     shares = {"category": category, "category_label": category_label, "link": link, "identifier": identifier,
               "misleading": misleading, "outside_label_set": outside_label_set}
@@ -88,7 +88,7 @@ def train_evidence(records_path: Path, out_path: Path, l2: float, held_out: floa
     wikivel-bot dataset synthetic-evidence --out syn-ev --records syn-ev/records.jsonl
     wikivel-bot train evidence --records syn-ev/records.jsonl --out evidence-model.json
     """
-    from wikivel_bot.train.evidence import fit_records
+    from wikivel_bot.train.evidence.fit import fit_records
 
     model = fit_records(records_path, out_path, l2=l2, held_out=held_out, seed=seed, synthetic=synthetic)
     tag = " (SYNTHETIC)" if model.data.get("synthetic") else ""

@@ -20,13 +20,13 @@ def _reverter(obj: CliContext) -> Callable[[str, str], List[str]]:
     lock = threading.Lock()
 
     def revert(batch_id: str, operator: str) -> List[str]:
-        from wikivel_bot.commons import revert as r
+        from wikivel_bot.commons.writer import revert as r
         from wikivel_bot.queue.revert_queries import RevertQueue
 
         settings = obj.settings
         with lock:
             if settings.write.dry_run:
-                from wikivel_bot.commons.writer import enable_dry_run
+                from wikivel_bot.commons.writer.statement_writer import enable_dry_run
 
                 enable_dry_run()
             site = obj.site()

@@ -61,8 +61,8 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
         raise UsageError("--once and --follow contradict each other: choose one")
     settings = obj.settings
     dry = dry_run or settings.write.dry_run
-    from wikivel_bot.commons import write_loop
-    from wikivel_bot.commons import writer as w
+    from wikivel_bot.commons.writer import loop as write_loop
+    from wikivel_bot.commons.writer import statement_writer as w
 
     if dry:
         w.enable_dry_run()  # before the site exists: nothing can be written from here on
@@ -142,8 +142,8 @@ def revert(obj: CliContext, batch_id: str, dry_run: bool) -> None:
     with a reason. Outcomes are recorded in the audit trail under the batch id."""
     settings = obj.settings
     dry = dry_run or settings.write.dry_run
-    from wikivel_bot.commons import revert as r
-    from wikivel_bot.commons.writer import enable_dry_run
+    from wikivel_bot.commons.writer import revert as r
+    from wikivel_bot.commons.writer.statement_writer import enable_dry_run
 
     if dry:
         enable_dry_run()

@@ -2,7 +2,7 @@
 
 ``gunicorn 'wikivel_bot.cli.wsgi:create()'`` builds the app from the same settings as the
 CLI (``$WIKIVEL_CONFIG`` or ./wikivel.toml, then ``WIKIVEL_*`` variables). It lives in
-``cli/`` because this package (with ``daemon.py``) is the only one that builds Settings and
+``cli/`` because this package (with ``daemon/scheduler.py``) is the only one that builds Settings and
 the database engine.
 """
 

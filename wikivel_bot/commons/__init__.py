@@ -19,7 +19,7 @@ Modules, one concept each::
     evidence.py    EvidenceResolver: categories, links, identifiers -> items (cached)
     providers.py   item_image_source / evidence_source: what a ready linker calls when it
                    first needs the wiki (imports no pywikibot until then)
-    writer.py, revert.py, write_outcomes.py   the write stage (its own docs)
+    writer/        the writer's room: one edit per file, follow-ups, revert, the kill switch
 
 Wikidata items are read by ``wikivel_bot.wikidata`` (a floor below, over plain HTTP).
 Importing this package is cheap; pywikibot is loaded by the modules that need it.

@@ -13,6 +13,6 @@ promoted only when it wins.
 * ``card`` — the model card of a promotion. (The uncertainty review order is a pure rule,
   ``core/review_order.py``, read by the review session and the web page.)
 
-The torch side (encoding records, fine-tuning the heads) is ``train/from_decisions.py``.
+The torch side (encoding records, fine-tuning the heads) is ``train/decisions/heads.py``.
 This front door imports nothing, so ``config`` can read the registry cheaply.
 """

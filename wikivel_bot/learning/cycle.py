@@ -53,8 +53,8 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
     :raises UsageError: no models directory, too few decisions to train or judge.
     """
     from wikivel_bot.labels import default_label_set
-    from wikivel_bot.train.learners import load_learner
-    from wikivel_bot.train.own_suggestions import operating_score
+    from wikivel_bot.train.decisions.learners import load_learner
+    from wikivel_bot.train.decisions.own_suggestions import operating_score
 
     learning = settings.learning
     models_dir = models_dir or learning.models_dir
@@ -62,7 +62,7 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
         raise UsageError("learning.models_dir is not set: say where checkpoints and their reports live")
     records = read_records(data_dir / RECORDS)
     label_set = label_set or (lambda: default_label_set(settings.linker.labels_dir))
-    # Naive CLIP's heads, or the cascade's pair model (train/learners.py).
+    # Naive CLIP's heads, or the cascade's pair model (train/decisions/learners.py).
     learner = load_learner(settings.linker, settings.cascade, label_set, item_images)
     linker, champion, running = learner.linker, learner.champion, learner.running
     progress(f"champion: {linker.description.version} (training its {learner.kind})")
@@ -73,7 +73,7 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
                          "review more files, then run `dataset from-decisions` again")
     challenger = learner.fine_tune(data, learning.epochs, learning.lr, learning.seed)
     # Each model calibrated on its own suggestions, judged at its own operating threshold on
-    # the same decided pairs (train/own_suggestions.py says why: the decided pairs are the
+    # the same decided pairs (train/decisions/own_suggestions.py says why: the decided pairs are the
     # champion's proposals, a biased sample for any other model).
     top_k = settings.linker.top_k
     platt_champion = learner.calibrate(champion, data, top_k)
@@ -132,11 +132,11 @@ def _refit_verifier(settings: Any, records: List[Any], data_dir: Path, label_set
                     item_images: Optional[Callable[[], Any]], progress: Callable[[str], None]) -> Any:
     """The verifier's calibration re-fitted on the held-out decisions, and its weights tuned
     on the train decisions with the round's epochs, lr and seed (kept only when they beat the
-    re-fit: ``train/verifier_refit.py``); None when no verifier is configured."""
+    re-fit: ``train/decisions/verifier.py``); None when no verifier is configured."""
     if not settings.linker.verifier:
         return None
     from wikivel_bot.labels import default_label_set
-    from wikivel_bot.train.verifier_refit import refit_verifier
+    from wikivel_bot.train.decisions.verifier import refit_verifier
 
     learning = settings.learning
     refit = refit_verifier(settings.linker, records, data_dir, item_images=item_images,

@@ -222,7 +222,7 @@ def build_ready_linker(
     refit = learned_verifier_calibration(inner, verifier.checkpoint.digest) if verifier is not None else None
     if verifier is not None and refit is not None:
         # The learned checkpoint re-fitted this verifier's calibration on reviewers' decisions
-        # (train/verifier_refit.py): its probabilities are read through that map, here only.
+        # (train/decisions/verifier.py): its probabilities are read through that map, here only.
         verifier.checkpoint = replace(verifier.checkpoint, calibration=refit)
     calibration = learned_calibration(inner)
     if calibration is not None and verifier is None:

@@ -14,10 +14,10 @@ where that probability reaches ``learning.threshold``. The factory applies both:
 The calibration is part of the checkpoint file, so its digest in the linker version names it.
 
 With ``linker.verifier`` set, the round also re-fits the verifier's calibration on the
-decisions (``train/verifier_refit.py``) and stores it as ``verifier_calibration``, keyed by
+decisions (``train/decisions/verifier.py``) and stores it as ``verifier_calibration``, keyed by
 the verifier checkpoint's digest: :func:`learned_verifier_calibration` hands it to the factory,
 which gives it to that verifier (another verifier keeps its own). When the verifier's weights
-fine-tuned on the decisions measurably beat that re-fit (``train/verifier_refit.py``), the round writes them as a cascade checkpoint
+fine-tuned on the decisions measurably beat that re-fit (``train/decisions/verifier.py``), the round writes them as a cascade checkpoint
 beside the challenger (``verifier_checkpoint``, under the same key): :func:`learned_verifier_checkpoint`
 names that file, and the factory runs it in that verifier's place.
 """

@@ -1,50 +1,33 @@
-"""Training and evaluating linkers: the Wiki-VEL dataset, losses, the training loop, reports.
+"""Training linkers: the Wiki-VEL dataset, the fitting loop, and the models that learn.
 
 Public API::
 
     from wikivel_bot.train import build_dataset, BuildOptions, load_dataset, make_synthetic
-    from wikivel_bot.train import TrainConfig, train, evaluate_checkpoint, write_report
+    from wikivel_bot.train import TrainConfig, train
 
     card = build_dataset(mediainfo_dump, pages_dump, label_set, out_dir, BuildOptions(seed=0))
     card = make_synthetic(out_dir, n_files=1200)                 # no network, learnable
     fetch_thumbnails(load_dataset(out_dir), out_dir / "images", ThumbnailClient(...))
     result = train(TrainConfig(linker="naive-mlp", data=str(out_dir), out="runs/naive-mlp"))
-    run = evaluate_checkpoint(result.best, out_dir)              # + zero-shot, random-freq, top-k
-    write_report(run, "reports/naive-mlp")                       # Markdown, HTML, plots, model card
 
-Modules, one concept each::
+Evaluating a checkpoint and the paper's report live in the one home of offline evaluation,
+``wikivel_bot.evaluation`` (its ``runs/`` floor runs models; this room never imports it).
 
-    dataset.py     manifest + card on disk; mapping, leakage removal (pure: no torch)
-    splits.py      the seeded split, drawn before the frequency filter (splits/*.txt)
-    counts.py      train-split item counts after promotion; where f was counted
-    filenames.py   one spelling of a file's name for titles, P18 values and loose files
-    categories.py  which Commons categories describe the image (patterns as data)
-    pages.py       streaming the pages XML dump; description and category links
-    builder.py     the dumps -> a dataset (``dataset build``)
-    shards.py      tar shards (WebDataset layout) and the image store
-    fetch.py       polite thumbnail downloads into shards (``dataset fetch``)
-    synthetic.py   a generated, learnable stand-in dataset (``dataset synthetic``)
-    published.py   the published dataset's layout, read as it is (``dataset import-published``)
-    reproduce.py   every Table 4 row end to end on synthetic data (``dataset reproduce-synthetic``)
-    embeddings.py  frozen-encoder embeddings cached per (backbone, weights, data)
-    targets.py     in-batch loss targets: shared items, hop-weighted relatives
-    losses.py      relaxed multi-positive contrastive loss, hinge triplet loss
-    variants.py    what naive-mlp, naive-te and fusion compute from the cache
-    setup.py       everything a run loads before its first step
-    validate.py    validation passes (loss and ranking metrics)
-    state.py       resume state and early stopping
-    epochs.py      the epoch loop both training loops share (order, position, max-steps, Ctrl-C)
-    loop.py        the training loop (``train``)
-    evaluate.py    a checkpoint and the baselines on a split (``evaluate --checkpoint``)
-    report.py      Table-4-style report with the paper's numbers, plots, model card
-    synthetic_text.py  the synthetic set with the colour split between picture and text
-    cascade_data.py    what a cascade run loads: caches, frozen first stage, top-K lists
-    cascade.py     ``train --variant cascade``: the pair model, its losses, the verifier's fit
-    cascade_eval.py    the cascade beside zero-shot/naive-mlp/fusion, verifier metrics
-    evidence.py    candidate records for the evidence model; ``train evidence`` fits it
-    synthetic_evidence.py  the synthetic set with category/link/id evidence, some misleading
-    evidence_eval.py   image only / image + evidence / evidence alone on it (``bench/evidence.py``)
+Sub-rooms, one concern each (each ``__init__`` lists its modules)::
 
+    data/       building the dataset: dumps -> manifest, splits, counts, shards, thumbnails,
+                the published dataset's layout (pure: no torch)
+    synthetic/  generated, learnable stand-ins: shapes, shapes + text, shapes + evidence
+    fitting/    the fitting loop (``train``): cached embeddings, targets, losses, variants,
+                set-up, validation, resume state, the shared epoch loop
+    cascade/    ``train --variant cascade``: the pair model over a frozen first stage
+    evidence/   ``train evidence``: candidate records and the evidence model's fit
+    decisions/  learning from reviewers' decisions (torch side of ``learning/``): the heads,
+                the cascade's pair model and the verifier fine-tuned, judged on their own
+                suggestions
+
+Floors: ``data`` at the bottom; ``synthetic`` and ``fitting`` on it; ``cascade`` and
+``evidence`` on those; ``decisions`` on top (tests/test_import_contract.py).
 Importing this package does not import torch; the names below that need it load on use.
 """
 
@@ -53,26 +36,23 @@ from __future__ import annotations
 from typing import Any
 
 _LAZY = {
-    "BuildOptions": "wikivel_bot.train.builder",
-    "build_dataset": "wikivel_bot.train.builder",
-    "Dataset": "wikivel_bot.train.dataset",
-    "FileRecord": "wikivel_bot.train.dataset",
-    "load_dataset": "wikivel_bot.train.dataset",
-    "write_dataset": "wikivel_bot.train.dataset",
-    "card_tables": "wikivel_bot.train.dataset",
-    "fetch_thumbnails": "wikivel_bot.train.fetch",
-    "thumb_url": "wikivel_bot.train.fetch",
-    "ImageStore": "wikivel_bot.train.shards",
-    "ShardWriter": "wikivel_bot.train.shards",
-    "make_synthetic": "wikivel_bot.train.synthetic",
-    "TrainConfig": "wikivel_bot.train.loop",
-    "TrainResult": "wikivel_bot.train.loop",
-    "train": "wikivel_bot.train.loop",
-    "relaxed_contrastive_loss": "wikivel_bot.train.losses",
-    "hinge_triplet_loss": "wikivel_bot.train.losses",
-    "evaluate_checkpoint": "wikivel_bot.train.evaluate",
-    "EvaluationRun": "wikivel_bot.train.evaluate",
-    "write_report": "wikivel_bot.train.report",
+    "BuildOptions": "wikivel_bot.train.data.builder",
+    "build_dataset": "wikivel_bot.train.data.builder",
+    "Dataset": "wikivel_bot.train.data.dataset",
+    "FileRecord": "wikivel_bot.train.data.dataset",
+    "load_dataset": "wikivel_bot.train.data.dataset",
+    "write_dataset": "wikivel_bot.train.data.dataset",
+    "card_tables": "wikivel_bot.train.data.dataset",
+    "fetch_thumbnails": "wikivel_bot.train.data.fetch",
+    "thumb_url": "wikivel_bot.train.data.fetch",
+    "ImageStore": "wikivel_bot.train.data.shards",
+    "ShardWriter": "wikivel_bot.train.data.shards",
+    "make_synthetic": "wikivel_bot.train.synthetic.shapes",
+    "TrainConfig": "wikivel_bot.train.fitting.loop",
+    "TrainResult": "wikivel_bot.train.fitting.loop",
+    "train": "wikivel_bot.train.fitting.loop",
+    "relaxed_contrastive_loss": "wikivel_bot.train.fitting.losses",
+    "hinge_triplet_loss": "wikivel_bot.train.fitting.losses",
 }
 
 __all__ = sorted(_LAZY)

@@ -13,7 +13,7 @@ Seed 004 found the cleaned image file name a strong text signal (§3.2: no path,
 underscores and dashes as spaces); Commons files also carry a description and categories.
 Categories about the *file* rather than what it shows (users, licenses, upload dates,
 maintenance and tracking) are left out — the dataset builder drops the same kinds
-(``train/categories.py`` holds the full, configurable list used for datasets; the short
+(``train/data/categories.py`` holds the full, configurable list used for datasets; the short
 list here covers the kinds that appear on nearly every upload, and keeps ``linker`` free of
 an import from ``train``).
 
@@ -36,7 +36,7 @@ TEXT_ORDER: Tuple[str, ...] = ("name", "categories", "description")
 # What checkpoints saved before the order was recorded were trained with.
 LEGACY_ORDER: Tuple[str, ...] = ("name", "description", "categories")
 
-# Anchored like train/categories.py's DEFAULT_PATTERNS; matched case-insensitively on the
+# Anchored like train/data/categories.py's DEFAULT_PATTERNS; matched case-insensitively on the
 # name without "Category:" and with spaces for underscores.
 _NOT_ABOUT_THE_IMAGE = re.compile(
     r"(\bUser:|^(Photographs|Photos|Pictures|Images|Files|Media) (by|from|taken by|uploaded by) "

@@ -1,0 +1,239 @@
+"""``revert --batch``: remove the statements one write batch added, where nobody changed them.
+
+For each file the batch wrote to, the file's MediaInfo is re-read once and the statements
+the batch recorded as written (by their GUIDs from the audit trail: exactly those the bot's
+edit added) are removed in one ``wbremoveclaims`` edit (pywikibot
+``MediaInfo.removeClaims``, baserevid from the fresh read), each only when it is still
+exactly what the bot wrote: the same GUID, P180 pointing at the same item, the same rank,
+and no qualifiers or references added. Anything a human touched since is left alone with a
+reason, because reverting over a person's edit would undo their work, not ours; statements
+others added to the file since are never named, so they stay.
+
+Outcomes are values like the writer's: ``Written`` here means "removed" (its ``revid`` is
+the removing revision), ``Skipped``/``Failed``/``DryRun`` as usual; errors go through
+:func:`wikivel_bot.commons.writer.outcomes.failure_for`. Dry-run is pywikibot ``simulate``
+with the same guard as the writer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple, Union
+
+from wikivel_bot import __version__
+from wikivel_bot.commons.mediainfo import DEPICTS, load_mediainfo
+from wikivel_bot.commons.writer.outcomes import WriteStopped, failure_for
+from wikivel_bot.commons.writer.loop import reason_kind
+from wikivel_bot.commons.writer.statement_writer import WriteRefused, enable_dry_run, guard_simulate
+from wikivel_bot.core.edit_rules import COMMENT_LIMIT
+from wikivel_bot.types import DryRun, EditOutcome, Failed, Skipped, Written, rank_of
+
+RevertOutcome = Union[Written, Skipped, Failed, DryRun]
+
+
+def removal_comment_room(statements: int) -> int:
+    """Characters Wikibase's own comment of a ``wbremoveclaims`` edit may take: its auto
+    comment names every removed statement ("[[Property:P180]]: [[Q146]], ..."), before our
+    summary, within MediaWiki's 500 (an estimate with room to spare)."""
+    return 40 + 50 * statements
+
+
+class StatementRow(Protocol):
+    """One statement to revert (``queue.revert_queries.WrittenStatement``, read-only)."""
+
+    @property
+    def candidate_id(self) -> int: ...
+
+    @property
+    def page_id(self) -> int: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def qid(self) -> str: ...
+
+    @property
+    def prominent(self) -> bool: ...
+
+    @property
+    def statement_id(self) -> str: ...
+
+
+class RevertStore(Protocol):
+    def written_statements(self, batch_id: str) -> Sequence[StatementRow]: ...
+
+    def mark_reverted(self, candidate_id: int, batch_id: str, revid: int, statement_id: str = "",
+                      started_at: Optional[datetime] = None) -> object: ...
+
+    def record_revert_problem(self, candidate_id: int, batch_id: str, outcome: EditOutcome,
+                              reason: str, started_at: Optional[datetime] = None) -> None: ...
+
+
+def revert_summary(qids: Union[str, Sequence[str]], batch_id: str, version: str = __version__) -> str:
+    """The summary of a removal: names the batch being reverted and every item removed."""
+    qids = [qids] if isinstance(qids, str) else list(qids)
+    what = ", ".join(f"[[d:{q}|{q}]]" for q in qids)
+    return f"Reverting wikivel-bot batch {batch_id}: removing depicts {what} (wikivel-bot {version})"
+
+
+class StatementReverter:
+    """Removes the statements the bot wrote to one file, those that are unchanged, in one edit.
+
+    :param site: the Commons ``DataSite``.
+    :param tags: change tags for the removals.
+    :param dry_run: simulate (switches pywikibot's ``simulate`` on).
+    """
+
+    def __init__(self, site: Any, *, tags: Sequence[str] = (), dry_run: bool = False,
+                 version: str = __version__) -> None:
+        if dry_run:
+            enable_dry_run()
+        self.site = site
+        self.tags = tuple(tags)
+        self.dry_run = dry_run
+        self.version = version
+
+    def revert(self, row: StatementRow, batch_id: str) -> RevertOutcome:
+        """One statement as a group of one (:meth:`revert_group`)."""
+        ((_, outcome),) = self.revert_group([row], batch_id)
+        return outcome
+
+    def revert_group(self, rows: Sequence[StatementRow], batch_id: str) -> List[Tuple[StatementRow, RevertOutcome]]:
+        """Re-read one file and remove, in one edit, those of ``rows`` (its statements the
+        batch wrote) that are as the bot left them; (row, outcome) for each, in order.
+
+        :raises WriteRefused: dry run requested but simulate is off.
+        :raises WriteStopped: the account cannot edit at all.
+        """
+        if len({r.page_id for r in rows}) > 1:
+            raise ValueError("a revert group is the statements of one file")
+        done: Dict[int, RevertOutcome] = {}
+        try:
+            if not self.site.logged_in():
+                self.site.login()
+            mediainfo = load_mediainfo(self.site, rows[0].page_id)
+            removable = []
+            for index, row in enumerate(rows):
+                found = self._find(mediainfo, row)
+                if isinstance(found, Skipped):
+                    done[index] = found
+                else:
+                    removable.append((index, row, found))
+            if removable:
+                summary = revert_summary([row.qid for _, row, _ in removable], batch_id, self.version)
+                simulate = guard_simulate(self.dry_run)
+                mediainfo.removeClaims([claim for _, _, claim in removable], bot=True, summary=summary,
+                                       tags="|".join(self.tags) or None)
+                for index, row, _ in removable:
+                    done[index] = DryRun(summary) if simulate else Written(
+                        revid=int(mediainfo.latest_revision_id), statement_id=row.statement_id)
+        except (WriteRefused, WriteStopped):
+            raise
+        except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
+            failure = failure_for(exc)
+            for index in range(len(rows)):
+                done.setdefault(index, failure)
+        return [(row, done[index]) for index, row in enumerate(rows)]
+
+    def simulating(self) -> bool:
+        """True when removals are simulated (asked for, or pywikibot's simulate is on)."""
+        from pywikibot import config
+
+        return self.dry_run or bool(config.simulate)
+
+    def _find(self, mediainfo: Any, row: StatementRow) -> Any:
+        """The statement to remove, or Skipped with why it stays."""
+        if mediainfo is None:
+            return Skipped("file page deleted")
+        claim = next((c for c in mediainfo.statements.get(DEPICTS, []) if c.snak == row.statement_id),
+                     None)
+        if claim is None:
+            return Skipped("statement no longer present (removed or changed by someone else)")
+        target = claim.getTarget()
+        now = getattr(target, "id", None) if claim.getSnakType() == "value" else claim.getSnakType()
+        if now != row.qid:
+            return Skipped(f"changed by someone else: now depicts {now}, the bot wrote {row.qid}")
+        expected = rank_of(row.prominent)
+        if claim.getRank() != expected:
+            return Skipped(f"changed by someone else: rank is {claim.getRank()}, the bot wrote {expected}")
+        if claim.qualifiers or claim.sources:
+            return Skipped("changed by someone else: qualifiers or references were added")
+        return claim
+
+
+def revert_groups(rows: Sequence[StatementRow], batch_id: str, version: str = __version__
+                  ) -> List[List[StatementRow]]:
+    """``rows`` as removal edits: one per file (in the order of each file's first statement),
+    more only when Wikibase's comment and ours would not fit MediaWiki's 500 characters
+    (about five statements to an edit)."""
+    by_file: Dict[int, List[StatementRow]] = {}
+    for row in rows:
+        by_file.setdefault(row.page_id, []).append(row)
+    out: List[List[StatementRow]] = []
+    for statements in by_file.values():
+        group: List[StatementRow] = []
+        for row in statements:
+            grown = [r.qid for r in [*group, row]]
+            if group and (len(revert_summary(grown, batch_id, version))
+                          + removal_comment_room(len(grown))) > COMMENT_LIMIT:
+                out.append(group)
+                group = []
+            group.append(row)
+        out.append(group)
+    return out
+
+
+@dataclass
+class RevertCounters:
+    """What a revert run did; ``lines()`` is printed at exit."""
+
+    batch_id: str = ""
+    reverted: int = 0
+    dry_run: int = 0
+    left_alone: Counter = field(default_factory=Counter)
+    failed: Counter = field(default_factory=Counter)
+
+    def lines(self) -> List[str]:
+        out = [f"batch {self.batch_id}", f"{self.reverted} statements removed"]
+        if self.dry_run:
+            out.append(f"{self.dry_run} dry-run (would have been removed)")
+        for name, counts in (("left alone", self.left_alone), ("failed", self.failed)):
+            out.append(f"{sum(counts.values())} {name}")
+            out += [f"    {n} {kind}" for kind, n in sorted(counts.items())]
+        return out
+
+
+def revert_batch(store: RevertStore, reverter: StatementReverter, batch_id: str,
+                 counters: Optional[RevertCounters] = None) -> RevertCounters:
+    """Remove what ``batch_id`` wrote and record each outcome.
+
+    A dry run records nothing at all: the pairs stay ``written`` and the audit trail shows
+    no revert attempt, only the printed counters tell what would have happened.
+
+    One removal edit per file (:func:`revert_groups`). Each edit's outcomes are committed
+    before the next removal, so an interrupted revert can simply be run again: reverted pairs are no longer ``written`` and are not looked at twice.
+
+    :param counters: added to (and returned), so a caller can print them after an error.
+    :raises NotFound: no such batch in the audit trail.
+    """
+    counters = counters if counters is not None else RevertCounters()
+    counters.batch_id = batch_id
+    record = not reverter.simulating()
+    for group in revert_groups(store.written_statements(batch_id), batch_id, reverter.version):
+        started = datetime.now(timezone.utc)
+        for row, outcome in reverter.revert_group(group, batch_id):
+            if isinstance(outcome, DryRun):
+                counters.dry_run += 1
+            elif isinstance(outcome, Written):
+                store.mark_reverted(row.candidate_id, batch_id, outcome.revid, row.statement_id, started)
+                counters.reverted += 1
+            else:
+                kind = EditOutcome.SKIPPED if isinstance(outcome, Skipped) else EditOutcome.FAILED
+                if record:
+                    store.record_revert_problem(row.candidate_id, batch_id, kind, outcome.reason, started)
+                target = counters.left_alone if kind is EditOutcome.SKIPPED else counters.failed
+                target[reason_kind(outcome.reason)] += 1
+    return counters
