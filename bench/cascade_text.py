@@ -10,8 +10,8 @@ half of the files and in the file name, description or a category for most, and 
 are as long as a real Commons file's, 52-74 tokens), the tiny random-init open_clip model,
 naive-mlp trained once as the first stage through the CLI (as
 ``tests/test_cascade_learning.py`` does), then for every order × budget a cascade trained
-with ``train.cascade.train_cascade`` (the function ``train --variant cascade`` calls) and
-scored on the test split through the linkers (``train.cascade_eval.compare_cascade``).
+with ``train.cascade.fit.train_cascade`` (the function ``train --variant cascade`` calls) and
+scored on the test split through the linkers (``evaluation.runs.cascade.compare_cascade``).
 Three seeds took 7.2 minutes on 2 shared cores (load average 3-4; docs/cascade.md).
 
 Reported per order and budget (mean and range over the seeds): R@1 and nDCG@5 of the

@@ -10,9 +10,9 @@ order, items by a Zipf-like frequency. The running model proposes its top 3 per 
 simulated reviewers decide them with the ground truth, wrong with probability ``--error``.
 
 After every ``--per-round`` decisions a challenger is fine-tuned from the running heads on
-all decisions so far (``train.from_decisions.fine_tune``: contrastive + rejections as
+all decisions so far (``train.decisions.heads.fine_tune``: contrastive + rejections as
 negatives). Each model is calibrated on its *own* top-3 suggestions of the held-out middle
-files (``train.own_suggestions``: undecided ones count as not approved), and both are judged
+files (``train.decisions.own_suggestions``: undecided ones count as not approved), and both are judged
 on the decided pairs of the latest files, each at its own operating threshold and able to
 select only what it would itself suggest (``learning.judge``: bootstrap, seeded); the
 challenger runs only if it wins, and its operating threshold comes with it (a kept one
@@ -137,7 +137,7 @@ def own_files(heads: torch.nn.Module, data: DecisionTensors, platt: Platt) -> Li
 def judged(champion: Running, data: DecisionTensors, config: FineTuneConfig, seed: int):
     """A challenger fine-tuned from the running heads, each model calibrated on its own
     suggestions of the calibration files and judged on its own suggestions of the evaluation
-    files at its own operating threshold (``train.own_suggestions``), as ``learning.cycle`` does."""
+    files at its own operating threshold (``train.decisions.own_suggestions``), as ``learning.cycle`` does."""
     challenger = fine_tune(champion.heads, data, config)
     pa, pb = calibrate_own(champion.heads, data, TOP), calibrate_own(challenger, data, TOP)
     verdict = judge(own_files(champion.heads, data, pa), own_files(challenger, data, pb), threshold=THRESHOLD,

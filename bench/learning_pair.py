@@ -5,7 +5,7 @@
 The companion of ``bench/learning.py`` (which fine-tunes Naive CLIP's heads) for the cascade
 (``linker.cascade``): the first stage and every embedding stay frozen, and a learning round
 fine-tunes only the pair model that re-ranks the first stage's candidates
-(``train.pair_from_decisions``), calibrates it on its own suggestions and judges it against
+(``train.decisions.pair``), calibrates it on its own suggestions and judges it against
 the running one (``learning.judge``), as ``learning.cycle`` does.
 
 Synthetic world (no images, no open_clip): 200 items with latent vectors, drawn by a Zipf-like
@@ -136,7 +136,7 @@ class Running:
 
 def cascade_top(pair: torch.nn.Module, world: World, rows: np.ndarray, k: int = TOP) -> Tuple[torch.Tensor, ...]:
     """(scores, item rows) of the cascade's top ``k`` per file: the first stage's top
-    ``candidates`` re-ranked by ``pair`` (as ``pair_from_decisions._own_top`` does)."""
+    ``candidates`` re-ranked by ``pair`` (as ``train.decisions.pair._own_top`` does)."""
     d, batch = world.data, torch.tensor(rows, dtype=torch.long)
     pair.eval()
     with torch.no_grad():
@@ -176,7 +176,7 @@ def own_files(pair: torch.nn.Module, data: PairDecisions, platt: Platt) -> List[
 
 def judged(champion: Running, data: PairDecisions, config: PairTuneConfig, seed: int) -> Tuple[Verdict, Running]:
     """A challenger fine-tuned from the running pair model, both calibrated and judged on
-    their own suggestions (``train.pair_from_decisions``), as ``learning.cycle`` does."""
+    their own suggestions (``train.decisions.pair``), as ``learning.cycle`` does."""
     challenger = fine_tune_pair(champion.pair, data, config)
     pa, pb = calibrate_own_pair(champion.pair, data, TOP), calibrate_own_pair(challenger, data, TOP)
     verdict = judge(own_files(champion.pair, data, pa), own_files(challenger, data, pb), threshold=THRESHOLD,

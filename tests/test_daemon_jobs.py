@@ -21,7 +21,7 @@ from wikivel_bot.queue import migrate, monitor
 
 
 class Blocked(WikiError):
-    """Stands for commons.write_outcomes.WriteStopped."""
+    """Stands for commons.writer.outcomes.WriteStopped."""
 
 
 @dataclass

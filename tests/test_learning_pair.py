@@ -2,7 +2,7 @@
 
 Two levels:
 
-* on tensors (``train.pair_from_decisions``): the fine-tune leaves the running model alone and
+* on tensors (``train.decisions.pair``): the fine-tune leaves the running model alone and
   ends no worse on the held-out decisions than it began; undecided suggestions count as not
   approved; a model can select only its own top-k; one Platt map serves score and logit;
 * through the real click group, on a SQLite queue with real decisions and the tiny open_clip

@@ -265,7 +265,7 @@ def test_a_blocked_bot_stops_the_run_and_keeps_the_approval(wiki, site, queue, c
     def blocked(*args, **kwargs):
         raise APIError("blocked", "You have been blocked from editing.")
 
-    # The group edit's one request (commons.edit_send → one_shot.send_once) is refused.
+    # The group edit's one request (commons.writer.edit_send → one_shot.send_once) is refused.
     monkeypatch.setattr("wikivel_bot.commons.writer.edit_send.send_once", blocked)
     with pytest.raises(wo.WriteStopped):
         write_approved(queue, writer, batch_size=5, worker="test", clock=clock)

@@ -4,7 +4,7 @@ and every bot edit in the audit (bot revisions on the wiki = audited revisions).
 
 Before the edit's request leaves, the writer's last check drops the pair (a decision clears
 the claim); once it has left, the edit is recorded and a follow-up edit removes the
-statement again or sets its rank (``commons.follow_up``), in the same run. The moments are
+statement again or sets its rank (``commons.writer.follow_up``), in the same run. The moments are
 fixed by hooks — in pywikibot's page read, in the queue's claim check, in the put-throttle
 wait, and inside the test wiki's save of the edit (the request is then in flight) — never by
 timing. Real pywikibot over HTTP against the local test wiki, a real SQLite queue.

@@ -222,7 +222,7 @@ class ApprovedEdit:
     label: str = ""
     # Edits of this pair recorded as ``written`` before this approval (a statement written,
     # reverted and approved again): part of its statement GUID, which is otherwise the same
-    # for every attempt (``commons.edit_group.statement_guid``).
+    # for every attempt (``commons.writer.edit_group.statement_guid``).
     written_before: int = 0
 
     @property

@@ -1,7 +1,7 @@
 """``wikivel-bot write`` and ``wikivel-bot revert``: the only commands that edit Commons.
 
 Thin: parse options, build the store, the site and the writer (or reverter), call
-``commons.write_loop.write_approved`` / ``commons.revert.revert_batch`` and print the counters.
+``commons.writer.loop.write_approved`` / ``commons.writer.revert.revert_batch`` and print the counters.
 For a dry run, pywikibot's ``simulate`` is switched on *before* the site is built, so no
 write request can leave the process whatever happens after.
 """

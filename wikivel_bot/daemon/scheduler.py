@@ -8,12 +8,12 @@ without loss or duplication, and several daemons can share one PostgreSQL/MariaD
 
 Signals: the first SIGTERM/SIGINT lets the job in progress finish its current item and
 exits cleanly, within 10 s whatever the job was doing (Toolforge kills a job 15 s after
-SIGTERM; ``daemon_stop``): an edit still waiting for its answer then is left to the writer's
+SIGTERM; ``daemon.stop``): an edit still waiting for its answer then is left to the writer's
 recovery at the next start. A second signal exits at once. Before each write batch the stop
 page is read; anything but the "run" text pauses writing (and says why in `status`).
 
 Like ``cli/``, the daemon builds the site, the linker and the writer from Settings, in
-``daemon_parts`` (lazily, so pywikibot and torch load only when the daemon starts).
+``daemon.parts`` (lazily, so pywikibot and torch load only when the daemon starts).
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ class Daemon:
             self._stop(scheduler, metrics, started, beat)
 
     def _stop(self, scheduler: Any, metrics: Any, started: str, beat: str) -> None:
-        """End within 10 s (``daemon_stop``): the running jobs see `stopping` and end after
+        """End within 10 s (``daemon.stop``): the running jobs see `stopping` and end after
         their item, or are left behind after JOBS_GRACE_S. The stopped line's `stop_s` is the
         time from the stop request to the last records' end, bounded by those two deadlines."""
         asked = self._stop_asked if self._stop_asked is not None else time.monotonic()

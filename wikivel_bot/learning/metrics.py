@@ -2,7 +2,7 @@
 
 A model is scored on the decided pairs of each evaluation file: its calibrated match
 probability of every approved (positive) and rejected (negative) item, and whether it would
-itself suggest the pair (``suggested``: among its own top-k, ``train.own_suggestions``; a
+itself suggest the pair (``suggested``: among its own top-k, ``train.decisions.own_suggestions``; a
 pair it ranks lower is never selected, whatever its probability). From these:
 
 * precision and recall at the operating threshold (suggested pairs at or above it; recall
@@ -30,7 +30,7 @@ class FileScores:
     """One file's decided pairs under one model: probabilities and labels (True = approved).
 
     :param suggested: per pair, whether the model itself would suggest it (among its own
-        top-k, ``train.own_suggestions``); only those can be selected at the threshold.
+        top-k, ``train.decisions.own_suggestions``); only those can be selected at the threshold.
         Empty: every pair.
     """
 

@@ -2,7 +2,7 @@
 learning round — the dataset from the queue's decisions, a challenger, the judge, and a
 promotion only if it wins.
 
-A promoted checkpoint runs from the daemon's next link batch (``daemon_model``: the linker
+A promoted checkpoint runs from the daemon's next link batch (``daemon.promotions``: the linker
 is rebuilt when the registry changes, no restart) and at once in ``suggest`` and ``link``,
 which read the registry when they start. The round's event line names what runs
 (``runs=NAME``; ``runs=unchanged`` when it kept the champion).

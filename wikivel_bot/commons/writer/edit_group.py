@@ -146,7 +146,7 @@ class History:
         return None
 
     def followed_up(self, qid: str, guid: str, rank: str = "") -> Optional[int]:
-        """The revision of this bot's own follow-up edit (``commons.follow_up``) that removed
+        """The revision of this bot's own follow-up edit (``commons.writer.follow_up``) that removed
         the statement ``guid`` (``rank`` ""), or set its rank to ``rank``; None if there is
         none. A follow-up whose answer was lost (a crash before its record) is recorded
         from it, so every bot edit stays in the audit."""

@@ -2,7 +2,7 @@
 an edit, and a statement this bot added twice removed again.
 
 A reject, an undo or a rank switch that lands after the writer's request left cannot stop
-that edit (``commons.edit_send``'s last check is the last moment it can). The edit is
+that edit (``commons.writer.edit_send``'s last check is the last moment it can). The edit is
 recorded and the pair keeps the reviewer's decision; the store then lists the pair as owed a
 follow-up (``queue.store.follow_ups``). :func:`settle_follow_ups` claims those, and for each:
 
@@ -15,7 +15,7 @@ follow-up (``queue.store.follow_ups``). :func:`settle_follow_ups` claims those, 
                 clears the claim: the next cycle looks again)
     edit        ``wbremoveclaims`` (rejected, or approval undone) or ``wbsetclaim`` with the
                 rank the last decision asks for, baserevid from the re-read, sent once
-                (``commons.one_shot``); the summary names the later decision, who made it,
+                (``commons.writer.one_shot``); the summary names the later decision, who made it,
                 and the batch and revision of the edit it follows up
     record      a ``reverted`` row (removal) or a ``written`` row with the new rank, under
                 the batch that wrote the statement, so ``revert --batch`` neither removes it

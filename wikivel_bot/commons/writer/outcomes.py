@@ -108,7 +108,7 @@ def classify(exc: BaseException) -> Optional[ErrorKind]:
         # requests' ConnectionError and friends: the network, not the wiki, failed.
         return ErrorKind(TRANSIENT, f"network: {type(exc).__name__}: {_text(exc)}", "network")
     if isinstance(exc, LagRefused):
-        # Still lagged after the writer's own waits (commons.edit_send): nothing applied.
+        # Still lagged after the writer's own waits (commons.writer.edit_send): nothing applied.
         return ErrorKind(TRANSIENT, _text(exc), "maxlag")
     if isinstance(exc, Unanswered):
         # No answer and the statements are not on the page: not applied, tried again later.

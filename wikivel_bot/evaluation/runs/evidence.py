@@ -2,7 +2,7 @@
 
 The Measure run of issue 26 (``bench/evidence.py``), one function, :func:`run_evidence_bench`:
 
-1. a synthetic evidence set (``synthetic_evidence.py``: coloured shapes whose files carry
+1. a synthetic evidence set (``train/synthetic/evidence.py``: coloured shapes whose files carry
    category, link and identifier evidence, a controlled share of it misleading, a fifth of the
    leaves outside the label set);
 2. naive-mlp, fusion and the cascade trained on its training split as
@@ -15,7 +15,7 @@ The Measure run of issue 26 (``bench/evidence.py``), one function, :func:`run_ev
    * **image only** — no evidence; suggestions by the linker's own probability (the
      cascade's verifier) or score;
    * **image + evidence** — the training split linked with evidence, its candidates' records
-     (``train.evidence.evidence_records``: the linker's real visual scores) fitted into an
+     (``train.evidence.fit.evidence_records``: the linker's real visual scores) fitted into an
      evidence model (``linker.evidence_model.fit``), and the later splits linked with that
      model set as ``linker.evidence_model``; suggestions by its probability;
 
@@ -64,7 +64,7 @@ class EvidenceBenchOptions:
 
     :param files: synthetic files (80 / 10 / 10 % train / validation / test).
     :param seed: of the data, the split and the training.
-    :param shares: overrides of ``synthetic_evidence.DEFAULT_SHARES`` (``misleading``...).
+    :param shares: overrides of ``train.synthetic.evidence.DEFAULT_SHARES`` (``misleading``...).
     :param epochs: naive-mlp and fusion epochs (batch 128, lr 0.01, as ``ReproduceOptions``);
     :param cascade_epochs: the cascade's (batch 32, lr 0.003, as ``bench/cascade_quality.py``).
     :param candidates: the cascade's first-stage candidates K.

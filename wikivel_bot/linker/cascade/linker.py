@@ -373,7 +373,7 @@ class CascadeLinker:
     @torch.inference_mode()
     def file_features(self, queries: Sequence[Query]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """(image, file text, text present, first-stage query) of ``queries``, as the pair
-        model reads them: for training it on reviewers' decisions (``train.pair_from_decisions``)."""
+        model reads them: for training it on reviewers' decisions (``train.decisions.pair``)."""
         return self._encode(queries)
 
     @torch.inference_mode()

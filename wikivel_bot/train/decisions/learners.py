@@ -5,9 +5,9 @@ records, fine-tune a challenger from the running model, calibrate each model on 
 suggestions, judge both on later files, save the challenger. Only the trainable part differs:
 
 * :class:`HeadsLearner` — zero-shot, naive-mlp, naive-te: Naive CLIP's two heads
-  (``train.from_decisions``);
+  (``train.decisions.heads``);
 * :class:`PairLearner` — the cascade: its pair model, the first stage frozen
-  (``train.pair_from_decisions``).
+  (``train.decisions.pair``).
 
 Fusion is refused in one line: its trainer needs the full dataset.
 """

@@ -10,13 +10,13 @@ updates that pair model — the first stage and every CLIP embedding stay frozen
   ``z = a · first_stage_cosine + pair_logit``: approvals are positives and **rejections are
   explicit negatives** (the hardest there are: the running model ranked them high enough to
   be shown);
-* plus the cascade's own listwise loss (``train.cascade.cascade_loss``, the relaxed
+* plus the cascade's own listwise loss (``train.cascade.fit.cascade_loss``, the relaxed
   multi-positive contrastive) over each file's decided items, whenever a file has both an
   approval and a rejection: the approved items must outrank the rejected ones of that file.
 
 Undecided suggestions are never labels (the learner never takes its own unreviewed
-suggestions as either). Like the heads (``train.from_decisions``), each model is then
-calibrated and judged on its **own** suggestions (``train.own_suggestions`` says why):
+suggestions as either). Like the heads (``train.decisions.heads``), each model is then
+calibrated and judged on its **own** suggestions (``train.decisions.own_suggestions`` says why):
 the first stage's top ``candidates`` over every item the decisions name, re-ranked by the
 pair model, its top-k; Platt on the linker's score ``z / a`` (cosine units), which is the
 same map as Platt on ``z`` with the slope divided by ``a`` — so one calibration serves both

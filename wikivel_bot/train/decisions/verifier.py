@@ -10,7 +10,7 @@ pairs the bot actually proposes, so a learning round learns from them twice over
   (file, item) pair against the human answer (approved or rejected), with the checkpoint's
   own method (Platt or isotonic);
 * **weights and calibration** — a copy of the pair model fine-tuned on the ``train`` files'
-  decisions (``train.pair_from_decisions.fine_tune_pair``: rejections are explicit negatives,
+  decisions (``train.decisions.pair.fine_tune_pair``: rejections are explicit negatives,
   early-stopped on the ``calibration`` files), then its map fitted on the ``calibration``
   files' logits of the *new* weights.
 

@@ -18,7 +18,7 @@ Records come from:
 * any per-item image scores of a file and its evidence: :func:`records_from_scores` makes the
   candidate set as the linker does (the image's top-K over the label set, plus every evidence
   item) — the synthetic evidence dataset with simulated scores uses it
-  (``train.synthetic_evidence.simulated_records``).
+  (``train.synthetic.evidence.simulated_records``).
 """
 
 from __future__ import annotations
