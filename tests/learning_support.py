@@ -71,7 +71,7 @@ def cascade_checkpoint(path: Path, seed: int, *, calibration: Mapping[str, Any],
     from wikivel_bot.linker.clip import backbone_info
     from wikivel_bot.linker.spec import get_spec
 
-    settings = load_settings(running_model=False).linker
+    settings = load_settings().linker
     backbone = create_linker("zero-shot", replace(settings, name="zero-shot", checkpoint="", verifier="")).backbone
     spec = get_spec("cascade")
     torch.manual_seed(seed)

@@ -110,24 +110,34 @@ def test_promote_and_rollback_are_audited(tmp_path: Path) -> None:
     assert lines[1]["reason"] == "won" and lines[0]["at"].endswith("Z")
 
 
-def test_settings_run_the_promoted_checkpoint(tmp_path: Path) -> None:
+def test_what_builds_a_linker_runs_the_promoted_checkpoint(tmp_path: Path) -> None:
+    """Settings are read without the models; the one factory and the round ask the registry."""
     from wikivel_bot.config import load_settings
-    from wikivel_bot.errors import ConfigError
+    from wikivel_bot.errors import UsageError
 
     env = {"WIKIVEL_LEARNING_MODELS_DIR": str(tmp_path), "WIKIVEL_LINKER_CHECKPOINT": "base.pt"}
-    assert load_settings(env=env).linker.checkpoint == "base.pt"     # nothing promoted yet
+
+    def running(given=()):
+        return registry.with_running_model(load_settings(env=env), given).linker
+
+    assert running().checkpoint == "base.pt"                          # nothing promoted yet
     _model(tmp_path, "a")
     registry.promote(tmp_path, "a", by="Olga")
-    assert load_settings(env=env).linker.checkpoint == str(tmp_path / "a" / registry.MODEL)
-    assert load_settings(env=env).linker.name == "zero-shot"          # its report names no variant
+    assert load_settings(env=env).linker.checkpoint == "base.pt"      # settings as configured
+    assert running().checkpoint == str(tmp_path / "a" / registry.MODEL)
+    assert running().name == "zero-shot"                              # its report names no variant
     registry.write_report(tmp_path / "a", {"verdict": {"outcome": "promote"}, "linker": "naive-mlp"})
-    assert load_settings(env=env).linker.name == "naive-mlp"          # learned over zero-shot: runs as a head
+    assert running().name == "naive-mlp"                              # learned over zero-shot: runs as a head
+    # What the command line set explicitly stays: a --checkpoint runs as given, a --linker is kept.
+    assert running(given=("checkpoint",)).checkpoint == "base.pt"
+    assert running(given=("name",)).name == "zero-shot"
+    assert running(given=("name",)).checkpoint == str(tmp_path / "a" / registry.MODEL)
     (tmp_path / "a" / registry.MODEL).unlink()
-    with pytest.raises(ConfigError, match="learning.models_dir: .* names 'a' as running, but .* is missing"):
-        load_settings(env=env)
-    assert load_settings(env={"WIKIVEL_LINKER_CHECKPOINT": "base.pt"}).linker.checkpoint == "base.pt"
-    # What the `models` commands read: the settings as configured, the registry left to them.
-    assert load_settings(env=env, running_model=False).linker.checkpoint == "base.pt"
+    with pytest.raises(UsageError, match="learning.models_dir: .* names 'a' as running, but .* is missing"):
+        running()
+    assert registry.running_model_problem(tmp_path).endswith("run `wikivel-bot models rollback` (or `models promote NAME`)")
+    assert load_settings(env=env).linker.checkpoint == "base.pt"      # reading settings still works
+    assert registry.running_model_problem("") is None
 
 
 @pytest.fixture
@@ -159,11 +169,19 @@ GONE = ("error: learning.models_dir: models/registry.json names 'second' as runn
         "models/second/model.pt is missing; run `wikivel-bot models rollback` (or `models promote NAME`)")
 
 
-def test_a_running_model_that_is_gone_stops_all_but_the_models_commands(gone_env) -> None:
+def test_a_running_model_that_is_gone_stops_only_what_builds_a_linker(gone_env) -> None:
     models, run = gone_env
-    for command in (("config", "show"), ("suggest", "photo.jpg"), ("status",)):
-        refused = run(*command)
-        assert refused.exit_code != 0 and refused.output.splitlines() == [GONE], (command, refused.output)
+    refused = run("suggest", "photo.jpg")
+    assert refused.exit_code != 0 and refused.output.splitlines() == [GONE], refused.output
+    # status and config show read settings without the models, and say what is wrong.
+    problem = GONE.replace("error: learning.models_dir: ", "", 1)
+    shown = run("config", "show")
+    assert shown.exit_code == 0, shown.output
+    assert f"# learning.models_dir: PROBLEM: {problem}" in shown.output.splitlines()
+    assert 'checkpoint = "base.pt"' in shown.output
+    assert run("db", "upgrade").exit_code == 0
+    status = run("status")
+    assert f"learning: PROBLEM: {problem}" in status.output.splitlines(), status.output
 
     listed = run("models")
     assert listed.exit_code == 0, listed.output
@@ -178,7 +196,7 @@ def test_a_running_model_that_is_gone_stops_all_but_the_models_commands(gone_env
     assert registry.audit_lines(models)[-1] | {"at": ""} == {
         "at": "", "action": "rollback", "before": "second", "after": "first", "by": "Olga", "reason": "file deleted"}
     shown = run("config", "show")
-    assert shown.exit_code == 0 and 'checkpoint = "models/first/model.pt"' in shown.output, shown.output
+    assert shown.exit_code == 0 and "# learning.models_dir: runs models/first/model.pt" in shown.output, shown.output
 
 
 def test_a_gone_running_model_can_be_replaced_by_a_promotion(gone_env) -> None:
@@ -189,7 +207,7 @@ def test_a_gone_running_model_can_be_replaced_by_a_promotion(gone_env) -> None:
     assert [(a["action"], a["before"], a["after"]) for a in registry.audit_lines(models)][-1] == (
         "promote", "second", "other")
     shown = run("config", "show")
-    assert shown.exit_code == 0 and 'checkpoint = "models/other/model.pt"' in shown.output, shown.output
+    assert shown.exit_code == 0 and "# learning.models_dir: runs models/other/model.pt" in shown.output, shown.output
     # Its predecessor is gone: a later rollback passes it over, back to `first`.
     assert run("models", "rollback").output == "running: first\n"
 

@@ -22,9 +22,6 @@ class CliContext:
     # Overrides from global flags: {(section, key): value}.
     overrides: Dict[tuple, Any] = field(default_factory=dict)
     verbose: int = 0
-    # False: settings without the running checkpoint of learning.models_dir (`load_settings`'s
-    # running_model); only the `models` commands set it, before anything reads the settings.
-    running_model: bool = True
     _settings: Optional[Settings] = None
     _store: Any = None
     _site: Any = None
@@ -32,7 +29,7 @@ class CliContext:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            settings = load_settings(self.config_path, running_model=self.running_model)
+            settings = load_settings(self.config_path)
             for (section, key), value in self.overrides.items():
                 settings = settings.replace(section, **{key: value})
             if self.overrides:  # `config show` names the command line as these keys' source
@@ -106,7 +103,7 @@ class CliContext:
         return item_check(rules_from(self.settings.safety), label_set)
 
     def ready_linker(self, progress: bool = True, *, settings: Optional[Settings] = None, label_set: Any = None,
-                     top_k: Optional[int] = None, evidence_cache: Any = None) -> Any:
+                     top_k: Optional[int] = None, evidence_cache: Any = None, given: Any = ()) -> Any:
         """The configured linker with its label index attached, its ranking and safety rules,
         and where it resolves the files' own evidence (``evidence.enabled``): a
         ``linker.factory.ReadyLinker`` (torch is imported here); link with its ``link``.
@@ -121,6 +118,9 @@ class CliContext:
         :param top_k: overrides ``linker.top_k``.
         :param evidence_cache: the ``Store`` where the command has a queue database (evidence
             look-ups are kept in its ``evidence_cache``); None keeps them in memory.
+        :param given: linker keys the command set by its own flags (``suggest``); with the
+            global overrides of ``linker``, the models directory's running checkpoint does not
+            replace them (``learning.registry.with_running_model``).
         """
         from wikivel_bot.commons.providers import evidence_source
         from wikivel_bot.commons.providers import item_image_source
@@ -130,7 +130,8 @@ class CliContext:
         return build_ready_linker(settings, label_set if label_set is not None else self.label_set(),
                                   item_images=item_image_source(settings, self.site, progress=progress),
                                   evidence=evidence_source(settings, self.site, evidence_cache),
-                                  top_k=top_k, progress=progress)
+                                  top_k=top_k, progress=progress,
+                                  given={*given, *(key for section, key in self.overrides if section == "linker")})
 
     def close(self) -> None:
         if self._store is not None:

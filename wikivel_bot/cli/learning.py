@@ -103,11 +103,8 @@ def train_from_decisions(obj: CliContext, data_dir: Path, promote: bool, **linke
 def models(ctx: click.Context, models_dir: Optional[str]) -> None:
     """List the checkpoints learned from reviewers' decisions, their verdicts, and which one
     runs (`models promote NAME`, `models rollback` change that, audited). These work even when
-    the running checkpoint's file is gone, which stops every other command."""
+    the running checkpoint's file is gone, which stops every command that builds a linker."""
     obj: CliContext = ctx.obj
-    # The registry is what these commands inspect and mend, so they read settings without its
-    # running model (a missing one would refuse them like every other command).
-    obj.running_model = False
     root = models_dir or obj.settings.learning.models_dir
     if not root:
         raise UsageError("no models directory: set learning.models_dir (or --models-dir)")
@@ -121,7 +118,7 @@ def models(ctx: click.Context, models_dir: Optional[str]) -> None:
     nothing = f"(none promoted: linker.checkpoint {obj.settings.linker.checkpoint!r})"
     click.echo(f"running: {running.name if running else nothing}")
     if running is not None and running.missing:
-        click.echo(f"MISSING: {running.path} is gone, so every other command refuses to start; "
+        click.echo(f"MISSING: {running.path} is gone, so every command that builds a linker refuses to start; "
                    "`wikivel-bot models rollback` runs the one that ran before (or linker.checkpoint), "
                    "`wikivel-bot models promote NAME` another")
     for e in entries:
@@ -209,4 +206,7 @@ def learning_status_lines(settings: Any) -> List[str]:
         every = f"every {settings.learning.schedule_hours:g} h" if settings.learning.schedule_hours else "off"
         lines.append(f"learning: running {running or 'linker.checkpoint (nothing promoted)'}; "
                      f"scheduled rounds {every} ({root})")
+        problem = registry.running_model_problem(root)
+        if problem:  # said here; only what builds a linker refuses to start
+            lines.append(f"learning: PROBLEM: {problem}")
     return lines

@@ -205,3 +205,12 @@ def config_show(obj: CliContext) -> None:
     from wikivel_bot.config.paths import state_path_lines
 
     click.echo("\n".join(state_path_lines(obj.settings)))
+    models_dir = obj.settings.learning.models_dir
+    if models_dir:  # settings are read without the models; what runs is the registry's to say
+        from wikivel_bot.learning import registry
+
+        problem = registry.running_model_problem(models_dir)
+        running = None if problem else registry.running_checkpoint(models_dir)
+        click.echo("# learning.models_dir: " + (f"PROBLEM: {problem}" if problem else
+                   f"runs {running} (in place of linker.checkpoint wherever a linker is built)" if running
+                   else "nothing promoted: linker.checkpoint runs"))

@@ -101,7 +101,8 @@ def suggest(
     # The daemon's builder, with this command's linker overrides and --top (evidence look-ups
     # cached in memory: suggest has no queue database).
     built = obj.ready_linker(progress=not as_json, settings=dataclasses.replace(obj.settings, linker=settings),
-                             label_set=label_set, top_k=top_k)
+                             label_set=label_set, top_k=top_k,
+                             given=[key for key, value in overrides.items() if value is not None])
     linker, index = built.linker, built.index
     verbose = max(verbose, obj.verbose)
     inputs = iter_inputs(sources, obj.settings, depicts=depicts, description=description, categories=categories)

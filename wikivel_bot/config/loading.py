@@ -5,6 +5,10 @@ Sources, later ones winning: the defaults (``sections.py``), a TOML file (``--co
 ``WIKIVEL_<SECTION>_<KEY>`` environment variables. An unknown key, a wrong type or a value out
 of its range fails here, with the key's name and where it came from, before anything touches
 the wiki or the database.
+
+Settings know nothing of models: the checkpoint a models directory runs (``learning.models_dir``)
+is asked for by whatever builds a linker (``learning.registry.with_running_model``), so a
+broken registry stops only those, never ``status`` or ``config show``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 from wikivel_bot.config.sections import Settings
 from wikivel_bot.core.evidence import IdentifierRule, rules_from_table
 from wikivel_bot.core.secrets import redact_secrets
-from wikivel_bot.errors import ConfigError, WikivelError
+from wikivel_bot.errors import ConfigError
 
 DEFAULT_CONFIG_FILE = "wikivel.toml"
 ENV_PREFIX = "WIKIVEL_"
@@ -30,18 +34,13 @@ OAUTH_SECRET_VARIABLE = "WIKIVEL_OAUTH_CLIENT_SECRET"
 SESSION_SECRET_VARIABLE = "WIKIVEL_SESSION_SECRET"
 
 
-def load_settings(
-    path: Optional[Path] = None, env: Optional[Mapping[str, str]] = None, *, running_model: bool = True
-) -> Settings:
+def load_settings(path: Optional[Path] = None, env: Optional[Mapping[str, str]] = None) -> Settings:
     """Build Settings from defaults, a TOML file and ``WIKIVEL_*`` variables.
 
     :param path: the TOML file; None means ``$WIKIVEL_CONFIG``, else ``wikivel.toml`` when it
         exists. A path that was
         asked for explicitly and does not exist is an error.
     :param env: the environment to read (``os.environ`` when None).
-    :param running_model: put the checkpoint ``learning.models_dir`` runs into ``linker``
-        (:func:`_with_running_model`). False only for the ``models`` commands, which build no
-        linker and are the way to mend a registry whose running model is gone.
     :raises ConfigError: unknown key, wrong type, unreadable file — naming key and source.
     """
     env = os.environ if env is None else env
@@ -81,27 +80,7 @@ def load_settings(
     settings = Settings(**built, source=source,
                         origins=tuple((f"{section}.{key}", where) for (section, key), where in origins.items()))
     _validate(settings, origins)
-    return _with_running_model(settings) if running_model else settings
-
-
-def _with_running_model(settings: Settings) -> Settings:
-    """The checkpoint promoted in ``learning.models_dir`` (docs/learning.md) replaces
-    ``linker.checkpoint``, so every path that builds a linker runs (and names) the promoted
-    model; without a models directory, or before any promotion, nothing changes. A running
-    model whose file is gone is an error naming ``models rollback``, never another model."""
-    if not settings.learning.models_dir:
-        return settings
-    from wikivel_bot.learning.registry import running_checkpoint, running_linker
-
-    try:
-        running = running_checkpoint(settings.learning.models_dir)
-        linker = running_linker(settings.learning.models_dir)
-    except WikivelError as exc:
-        raise ConfigError(f"learning.models_dir: {exc}") from None
-    if running is None:
-        return settings
-    # A head learned over a zero-shot linker's embeddings runs as the variant it was saved as.
-    return settings.replace("linker", checkpoint=str(running), **({"name": linker} if linker else {}))
+    return settings
 
 
 # Switches that only ever turn on: once any source says true, a later one cannot say false

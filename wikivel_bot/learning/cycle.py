@@ -40,7 +40,8 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
     """Fine-tune from the running checkpoint, judge, keep, and promote on a win.
 
     :param data_dir: a ``dataset from-decisions`` directory.
-    :param settings: the whole ``Settings`` (linker: the running model; learning: the rule).
+    :param settings: the whole ``Settings`` as read (learning: the rule); the champion is the
+        running model of ``learning.models_dir`` (``registry.with_running_model``), else ``linker``'s.
     :param labelset_hash: the label set in use (asked only when no checkpoint runs yet).
     :param by: who asked (recorded in the audit line of a promotion).
     :param promote: promote a winner (False: judge and keep only).
@@ -60,6 +61,8 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
     models_dir = models_dir or learning.models_dir
     if not models_dir:
         raise UsageError("learning.models_dir is not set: say where checkpoints and their reports live")
+    # The champion is what runs: the registry's running checkpoint, as the one factory builds it.
+    settings = registry.with_running_model(settings)
     records = read_records(data_dir / RECORDS)
     label_set = label_set or (lambda: default_label_set(settings.linker.labels_dir))
     # Naive CLIP's heads, or the cascade's pair model (train/decisions/learners.py).

@@ -8,10 +8,13 @@ Layout (``learning.models_dir``)::
     NAME/report.json       its judgement: metrics of champion and challenger, the verdict
 
 Why a file and not a database row: ``suggest`` has no queue database, and every path that
-builds a linker must agree on the checkpoint; ``config.load_settings`` reads this file and
-puts the running checkpoint into ``linker.checkpoint``, so the daemon, ``suggest`` and
-``link`` report the promoted model's digest in their linker version. Writes are atomic
-(temporary file, rename). Standard library only.
+builds a linker must agree on the checkpoint. Settings are read without it (``config``
+knows nothing of models); the one factory (``linker.factory.build_ready_linker``) and the
+learning round ask :func:`with_running_model` when they build a linker, so the daemon,
+``suggest``, ``link``, the backfill's actors and the round run (and name, in their linker
+version) the promoted model, while ``status`` and ``config show`` start with a broken
+registry and say what is wrong (:func:`running_model_problem`). Writes are atomic (temporary
+file, rename). Standard library only.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.errors import UsageError
@@ -73,6 +76,46 @@ def running_linker(models_dir: str | Path) -> Optional[str]:
     name = read_registry(models_dir).get("running")
     linker = read_report(Path(models_dir) / str(name)).get("linker") if name else None
     return str(linker) if linker else None
+
+
+def with_running_model(settings: Any, given: Iterable[str] = ()) -> Any:
+    """``settings`` with the checkpoint ``learning.models_dir`` runs in ``linker`` (and, when
+    its report names one, the variant it runs as); unchanged without a models directory or
+    before any promotion. Duck-typed on ``config.Settings`` (``learning.models_dir``,
+    ``replace``), so this module stays standard library only.
+
+    :param given: linker keys the command line set (``suggest --checkpoint``, ``-o``): an
+        explicit ``checkpoint`` is run as given, an explicit ``name`` is kept.
+    :raises UsageError: the registry is unreadable, or its running model's file is gone
+        (never another model in its place: a silent change of model would be unaudited).
+    """
+    models_dir = settings.learning.models_dir
+    if not models_dir or "checkpoint" in given:
+        return settings
+    try:
+        running = running_checkpoint(models_dir)
+        linker = running_linker(models_dir)
+    except UsageError as exc:
+        raise UsageError(f"learning.models_dir: {exc}") from None
+    if running is None:
+        return settings
+    # A head learned over a zero-shot linker's embeddings runs as the variant it was saved as.
+    changes: Dict[str, Any] = {"checkpoint": str(running)}
+    if linker and "name" not in given:
+        changes["name"] = linker
+    return settings.replace("linker", **changes)
+
+
+def running_model_problem(models_dir: str | Path) -> Optional[str]:
+    """What stops a linker from being built with this models directory, in one line, or None:
+    ``status`` and ``config show`` say it instead of refusing to start."""
+    if not models_dir:
+        return None
+    try:
+        running_checkpoint(models_dir)
+    except UsageError as exc:
+        return str(exc)
+    return None
 
 
 def read_registry(models_dir: str | Path) -> Dict[str, Any]:

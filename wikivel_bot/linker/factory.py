@@ -26,7 +26,7 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Collection, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from wikivel_bot.config import CascadeSettings, LinkerSettings, Settings
 from wikivel_bot.core.labelset import LabelSetView
@@ -171,6 +171,7 @@ def build_ready_linker(
     evidence: Optional[EvidenceSource] = None,
     top_k: Optional[int] = None,
     progress: bool = False,
+    given: Collection[str] = (),
 ) -> ReadyLinker:
     """The linker, its item images, cascade, verifier, ranking and safety rules, from ``settings``.
 
@@ -191,6 +192,9 @@ def build_ready_linker(
         (``linker.evidence_model``) go into the set-up hash.
     :param top_k: overrides ``linker.top_k`` (``suggest --top``, ``evaluate-live --top``).
     :param progress: progress bars while the label index is built.
+    :param given: linker keys the command line set; the rest of ``linker`` follows the
+        checkpoint ``learning.models_dir`` runs (``learning.registry.with_running_model``,
+        asked here, at every build, so a promotion or rollback is what the next build runs).
     A checkpoint learned from decisions brings its operating threshold, which replaces
     ``linker.min_score``, its calibrated probability, and the verifier's calibration
     re-fitted on the decisions — or that verifier's weights tuned on them, a file beside the
@@ -198,13 +202,16 @@ def build_ready_linker(
     :raises LinkerError: what :func:`create_linker` raises; a verifier calibrated with item
         images when ``item_images`` is None (it would not run as it was calibrated); an
         unreadable evidence model; a learned checkpoint's tuned verifier missing or changed.
-    :raises UsageError: an unknown linker name.
+    :raises UsageError: an unknown linker name; a models registry that cannot be read, or
+        whose running model's file is gone.
     """
+    from wikivel_bot.learning.registry import with_running_model
     from wikivel_bot.linker.cascade.verifier import VerifiedLinker, load_verifier
     from wikivel_bot.linker.learned import (LearnedProbability, learned_calibration, learned_verifier_calibration,
                                             learned_verifier_checkpoint, operating_threshold)
     from wikivel_bot.linker.link import rules_from_settings
 
+    settings = with_running_model(settings, given)
     spec = get_spec(settings.linker.name)
     # The verifier's checkpoint says whether it was fitted with item images; it takes the
     # loader only then (load_verifier), so offering it here costs nothing when it was not.
