@@ -3,7 +3,7 @@
     .venv/bin/python bench/evidence.py [--files 1200] [--seed 0] [--misleading 0.3] [--epochs 30]
                                        [--cascade-epochs 10] [--threads 2] [--out /tmp/evidence-bench]
 
-The Measure run of issue 26 in one command (``evaluation.runs.evidence.run_evidence_bench``): a
+Commons' own evidence measured in one command (``evaluation.runs.evidence.run_evidence_bench``): a
 synthetic evidence set (``dataset synthetic-evidence``: category, link and identifier
 evidence per file, a controlled share of misleading categories, a fifth of the leaves outside
 the label set); zero-shot, naive-mlp, fusion and the cascade (tiny open_clip model, random

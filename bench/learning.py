@@ -1,4 +1,4 @@
-"""Does the bot learn from its reviewers? A simulation on SYNTHETIC embeddings (issue 30).
+"""Does the bot learn from its reviewers? A simulation on SYNTHETIC embeddings.
 
     .venv/bin/python bench/learning.py [--rounds 6] [--per-round 500] [--error 0.05] [--seeds 0,1,2]
 

@@ -254,7 +254,7 @@ def _wait_for_linked(settings, proc, log_path: Path, held: str) -> set:
     raise AssertionError("nothing was linked in 300 s:\n" + log_path.read_text()[-3000:])
 
 
-# -- the command speaks like the rest (issue 27, point 8) -------------------------------------
+# -- the command speaks like the rest (its options, one-line errors, no Ray noise on the terminal) --
 
 
 def _cli_config(tmp_path: Path, settings, *, weights: str = "", api_url: str = "") -> Path:

@@ -1,4 +1,4 @@
-"""Bad input, the second round (issue 32.6): numbers too large for the code behind them, a
+"""Bad input, the second round: numbers too large for the code behind them, a
 database URL with a port that is not a number, damaged or non-UTF-8 title lists.
 
 Each case runs the real command in a subprocess and asserts what an operator sees: a non-zero

@@ -1,4 +1,4 @@
-"""Issue 26, "shown everywhere": each suggestion's evidence in words, in every view.
+"""Commons' own evidence shown everywhere: each suggestion's evidence in words, in every view.
 
 One queue file carries two suggestions: Q243 with category + link evidence (kind
 "several"), and Q12518 from a row written before evidence existed (no evidence keys at all,

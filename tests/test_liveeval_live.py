@@ -75,7 +75,7 @@ def test_files_with_human_depicts_are_compared(live_run, wiki) -> None:  # noqa:
     assert "compared with human depicts: 17" in output
     assert "without human depicts statements: 21" in output
     assert "| hops | P@1 | P@5 | R@1 | R@5 |" in output
-    # Precision by evidence kind, every kind with a row (issue 26).
+    # Precision by kind of Commons' own evidence, every kind with a row.
     evidence = output.split("precision by evidence kind (%)", 1)[1]
     assert all(f"| {kind} " in evidence for kind in ("image only", "category", "category label", "link",
                                                        "identifier", "several"))

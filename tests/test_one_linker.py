@@ -1,4 +1,4 @@
-"""One linker for every path (issue 27, points 1 and 2): ``linker.factory.build_ready_linker``.
+"""One ready linker for every path: ``linker.factory.build_ready_linker``.
 
 The same files are linked through ``suggest --json``, ``link``, the daemon's link stage and
 ``backfill`` (local Ray), all against the local test wiki, with one settings file: a cascade

@@ -1,5 +1,5 @@
 """One item-id check, one wikitext escaper, one timestamp formatter, one fetch body, and
-SQLAlchemy's own locking clause (issue 33).
+SQLAlchemy's own locking clause.
 
 Each "one" has its rules tested here and a guard that scans the source for a second copy
 (with a check that the scanner itself sees one): only ``types.py`` checks item ids, only

@@ -1,4 +1,4 @@
-"""One Wikidata client, one User-Agent, one Retry-After parser (issue 33).
+"""One Wikidata client, one User-Agent, one Retry-After parser.
 
 Guards on the source: only the wikidata room sends ``wbgetentities`` (the client, and the
 look-ups built on its session) and only its ``api.py`` speaks HTTP there, only

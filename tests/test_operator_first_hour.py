@@ -1,4 +1,4 @@
-"""An operator's first hour without surprises (issue 29, points 5, 6, 7 and 9).
+"""An operator's first hour without surprises.
 
 Each point as the operator meets it: `status` right after the daemon was killed with
 kill -9; `revert --batch BATCH_ID` copied from the README; `write` with nothing approved;

@@ -97,7 +97,7 @@ def test_a_pair_decided_elsewhere_meanwhile_is_marked_not_overwritten(store: Sto
 
 
 def test_another_reviewers_approval_is_never_replaced_from_the_terminal(store: Store) -> None:
-    """Issue 32.2: Bob approves while the pair is on Ann's screen; Ann's reject, approve,
+    """Bob approves while the pair is on Ann's screen; Ann's reject, approve,
     prominent or skip is refused with who decided what, and nothing of hers is recorded."""
     two_files(store)
     actions = (DecisionAction.REJECT, DecisionAction.APPROVE_PROMINENT, DecisionAction.APPROVE,

@@ -1,4 +1,4 @@
-"""Safety on evidence, not substrings (issue 26, point 4).
+"""Safety on Commons' own evidence, not substrings.
 
 A named person (and a sensitive item) is suggested only when the file's own evidence ties the
 file to *that item* (``core.evidence.ties_file_to``: a linked category, a description link,

@@ -321,7 +321,7 @@ def test_the_editconflict_fault_is_a_conflict_on_the_wikibase_like_wiki(wiki, si
     assert wiki.store.entity_page(f"M{MALLARD}").latest.user == OTHER
 
 
-# -- the hazard of issue 32 point 5: a write resent with the same baserevid ---------------
+# -- the hazard: a write resent with the same baserevid ----------------------------------
 
 
 def test_documents_that_a_resent_new_statement_is_added_twice(wiki) -> None:
@@ -329,7 +329,7 @@ def test_documents_that_a_resent_new_statement_is_added_twice(wiki) -> None:
     wbeditentity request sent again with the same baserevid — what pywikibot does when the
     answer to an applied edit comes back after its read timeout — adds the statement a
     second time, because a new statement never conflicts. The writer must never resend a
-    write blindly (issue 32 point 5)."""
+    write blindly."""
     api = Api(wiki)
     base = latest(wiki, CHURCH)
     create = dict(action="wbcreateclaim", entity=f"M{CHURCH}", property="P180", snaktype="value",

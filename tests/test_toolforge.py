@@ -1,6 +1,6 @@
 """The Toolforge deployment as shipped: requirements.txt, .python-version, Procfile,
 toolforge/jobs.yaml and toolforge/wikivel.example.toml, read against setup.cfg, the CLI and
-the limits docs/deploy.md states (issue 34).
+the limits docs/deploy.md states (jobs' CPU and memory, 15 s from SIGTERM to SIGKILL, image quota).
 
 What cannot be tested here: the build itself (PyTorch's CPU wheel index is unreachable from
 these machines) and the platform's own validation; what can: every file parses, the pins
@@ -228,7 +228,7 @@ def test_the_webservice_binds_port_8000_and_its_health_check_answers(tmp_path: P
         store.close()
 
 
-# -- 4. state under TOOL_DATA_DIR, caches in the user's cache directory (issue 29.8) ----------
+# -- 4. state under TOOL_DATA_DIR, caches in the user's cache directory -----------------------
 
 
 def test_the_toolforge_config_keeps_every_state_path_under_tool_data_dir() -> None:
@@ -283,7 +283,7 @@ def test_config_show_names_the_cache_directory_and_its_source(tmp_path: Path) ->
 
 
 def test_a_first_run_writes_its_caches_to_the_users_cache_directory(tmp_path: Path) -> None:
-    """Issue 29.8: the first `suggest` builds its label index and encoder caches under
+    """The first `suggest` builds its label index and encoder caches under
     $XDG_CACHE_HOME/wikivel-bot, and nothing in the working directory (a checkout)."""
     from tests.linker_support import tiny_model_file, write_animals_artifact
 

@@ -1,5 +1,5 @@
 """Every malformed request gets one JSON error (under /api) and no traceback in the log;
-OAuth login with PKCE, and a wrong ``state`` that does not spoil the right one (issue 28.5)."""
+OAuth login with PKCE, and a wrong ``state`` that does not spoil the right one."""
 
 from __future__ import annotations
 

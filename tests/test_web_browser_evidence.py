@@ -1,4 +1,4 @@
-"""The evidence stays in view (issue 28.6), in Chromium: the file's picture stays on screen
+"""The evidence stays in view, in Chromium: the file's picture stays on screen
 at 1280x720 while the 10th suggestion is selected; keys act on the row that has keyboard
 focus; a visitor who may not decide sees disabled buttons and why; an operator's override
 from the page; "Depicts now" shows the bot's own writes; undo clears the pair's reviewer;

@@ -1,6 +1,6 @@
 """The review page tells a reviewer whose decision lands while the writer holds the pair
 what follows ("being written now; it will be removed again"), in Chromium, instead of a
-plain success (issue 32.1c). The app is served by waitress in this process; the writer's
+plain success. The app is served by waitress in this process; the writer's
 claim is the store's own ``claim_approved``.
 """
 

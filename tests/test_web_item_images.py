@@ -1,4 +1,4 @@
-"""P18 thumbnails for items the label set keeps without a picture (issue 28.6): the starter
+"""P18 thumbnails for items the label set keeps without a picture: the starter
 set carries texts only, so the page asks the wiki (through the bot's cached Wikidata client)
 for those items' P18 and shows their thumbnails, instead of "no image" for every suggestion.
 """

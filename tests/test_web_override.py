@@ -1,4 +1,4 @@
-"""No silent override of another reviewer (issue 28.3), through the real app on SQLite,
+"""No silent override of another reviewer, through the real app on SQLite,
 PostgreSQL and MariaDB: the page sends the state it saw, the store changes the pair only
 while it is still so (compare-and-set in one transaction), and only an operator may replace
 another reviewer's decision — recorded in the audit trail as an override.

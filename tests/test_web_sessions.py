@@ -1,6 +1,6 @@
-"""Logins that end and blocks that bite (issue 28, points 1 and 2), and the batch revert that
-asks first (point 4): through the real app on every queue backend, the OAuth dance and the
-profile re-reads over real HTTP against the test wiki, time moved by hand."""
+"""Logins that end and blocks that bite, and the batch revert that asks first: through the
+real app on every queue backend, the OAuth dance and the profile re-reads over real HTTP
+against the test wiki, time moved by hand."""
 
 from __future__ import annotations
 

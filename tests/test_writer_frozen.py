@@ -1,5 +1,5 @@
 """A writer process frozen after its last check (SIGSTOP) and resumed after another writer took
-its pair over adds no second statement (issue 32 point 5).
+its pair over adds no second statement (a write is never resent blindly).
 
 ``python -m wikivel_bot write`` runs in a subprocess against the Wikibase-like test wiki (a
 change on a stale ``baserevid`` is patched onto the latest revision, so a late edit that is

@@ -3,7 +3,7 @@
 Ray places work by the resources each actor and task asks for, not by what it uses. The
 linker actors and the tasks that feed them (read, resolve, download, decode; their shares are
 ``IO_CPU`` and ``DECODE_CPU`` in ``pipeline``) must fit the cluster together, or the run
-waits forever: on one CPU an actor holding a whole CPU left none for the tasks (issue 32.7).
+waits forever: on one CPU an actor holding a whole CPU left none for the tasks.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Image only, image + evidence and evidence alone on the synthetic evidence set (SYNTHETIC).
 
-The Measure run of issue 26 (``bench/evidence.py``), one function, :func:`run_evidence_bench`:
+The benchmark of Commons' own evidence (``bench/evidence.py``), one function, :func:`run_evidence_bench`:
 
 1. a synthetic evidence set (``train/synthetic/evidence.py``: coloured shapes whose files carry
    category, link and identifier evidence, a controlled share of it misleading, a fifth of the
