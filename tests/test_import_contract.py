@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wikivel_bot"
 
@@ -392,3 +394,141 @@ def test_the_learning_rule_catches_a_climb() -> None:
              # settings read no models any more: the arrow that ran up four floors is refused
              "wikivel_bot.config.loading": {f"{LEARNING}.registry"}}
     assert len(learning_problems(graph)) == 4
+
+
+# -- the training room's floors, offline evaluation's home, the writer's and the daemon's rooms ---
+
+TRAIN = "wikivel_bot.train"
+# Top floor first, as in LINKER_FLOORS: a train module imports train modules on its own floor or
+# below. Learning from decisions on top (it fits the cascade's pair model and Naive CLIP's
+# heads); the dataset at the bottom (pure: building and reading it needs no model).
+TRAIN_FLOORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    ("decisions", ("decisions",)),
+    ("cascade and synthetic sets", ("cascade", "synthetic")),
+    ("fitting loop and evidence model", ("fitting", "evidence")),
+    ("dataset", ("data",)),
+)
+
+
+def train_floor(module: str) -> int:
+    """The floor of a module of the training room (0 = top); fails for a module on no floor."""
+    first = module[len(TRAIN) + 1:].split(".")[0]
+    for number, (_, members) in enumerate(TRAIN_FLOORS):
+        if first in members:
+            return number
+    raise AssertionError(f"{module} is on no floor of TRAIN_FLOORS: give it a sub-room (and a row in docs/architecture.md)")
+
+
+def train_problems(graph: Dict[str, Set[str]]) -> List[str]:
+    """Every import of the training room that goes up a floor, through its front door, or out
+    to what evaluates or decides (evaluation's model runs, the learning room)."""
+    problems = []
+    for module in sorted(m for m in graph if m.startswith(TRAIN + ".")):
+        for dep in sorted(graph[module]):
+            if dep == TRAIN:
+                problems.append(f"{module} imports the front door {TRAIN}: import the module itself")
+            elif dep.startswith(TRAIN + ".") and train_floor(dep) < train_floor(module):
+                problems.append(f"{module} ({TRAIN_FLOORS[train_floor(module)][0]}) imports {dep} "
+                                f"({TRAIN_FLOORS[train_floor(dep)][0]}), a floor above it")
+            elif dep.startswith(("wikivel_bot.evaluation.runs", LEARNING, "wikivel_bot.cli", "wikivel_bot.daemon")):
+                problems.append(f"{module} imports {dep}, a room that uses the training room")
+    return problems
+
+
+def test_every_train_module_is_in_a_sub_room() -> None:
+    """Nothing lies loose in train/ but its front door: each concern has its room."""
+    for module in package_graph():
+        if module.startswith(TRAIN + "."):
+            train_floor(module)
+
+
+def test_train_imports_go_down_its_floors_only() -> None:
+    problems = train_problems(package_graph())
+    assert not problems, "training room broken:\n" + "\n".join(problems)
+
+
+def test_the_train_rule_catches_a_climb() -> None:
+    graph = {f"{TRAIN}.data.dataset": {f"{TRAIN}.fitting.loop"},                  # up a floor
+             f"{TRAIN}.fitting.loop": {f"{TRAIN}.data.dataset", TRAIN},           # down: fine; front door: not
+             f"{TRAIN}.cascade.fit": {"wikivel_bot.evaluation.runs.checkpoint"},  # out to what evaluates it
+             f"{TRAIN}.evidence.fit": {"wikivel_bot.evaluation.scoring"}}         # the metrics floor: fine
+    problems = train_problems(graph)
+    assert len(problems) == 3, problems
+    with pytest.raises(AssertionError, match="no floor"):
+        train_floor(f"{TRAIN}.loose_module")
+
+
+EVALUATION = "wikivel_bot.evaluation"
+
+
+def evaluation_problems(graph: Dict[str, Set[str]]) -> List[str]:
+    """Offline evaluation has one home in two floors: the metrics (scoring, JSONL, tables, the
+    human-evaluation kit; no model, no torch) that training and the community trial use, and
+    ``runs/`` above them, which loads models and datasets and is used only by the CLI."""
+    problems = []
+    for module, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            in_runs = dep.startswith(EVALUATION + ".runs")
+            if in_runs and not module.startswith((EVALUATION + ".runs", "wikivel_bot.cli")):
+                problems.append(f"{module} imports {dep}: only the CLI runs models to evaluate them")
+            if (module.startswith(EVALUATION) and not module.startswith(EVALUATION + ".runs")
+                    and dep.startswith(("wikivel_bot.train", "wikivel_bot.linker", EVALUATION + ".runs"))):
+                problems.append(f"{module} imports {dep}: the metrics floor runs no model")
+    return problems
+
+
+def test_offline_evaluation_has_one_home_in_two_floors() -> None:
+    problems = evaluation_problems(package_graph())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_evaluation_rule_catches_a_climb() -> None:
+    graph = {f"{EVALUATION}.scoring": {"wikivel_bot.linker.factory"},
+             f"{TRAIN}.fitting.validate": {f"{EVALUATION}.runs.checkpoint", f"{EVALUATION}.scoring"},
+             f"{EVALUATION}.runs.checkpoint": {f"{TRAIN}.data.dataset", f"{EVALUATION}.scoring"},
+             "wikivel_bot.cli.evaluate": {f"{EVALUATION}.runs.checkpoint"}}
+    assert len(evaluation_problems(graph)) == 2
+
+
+# Rooms that only their callers enter: (room, the modules that may import it from outside).
+GUARDED_ROOMS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    # The writer: what a Commons community trusts or blocks. The rest of commons/ (the poller,
+    # fetcher, evidence) never reaches into it; the CLI and the daemon run it.
+    ("wikivel_bot.commons.writer", ("wikivel_bot.cli", "wikivel_bot.daemon")),
+    # The daemon: started by `wikivel-bot run` alone.
+    ("wikivel_bot.daemon", ("wikivel_bot.cli",)),
+)
+
+
+def guarded_room_problems(graph: Dict[str, Set[str]]) -> List[str]:
+    problems = []
+    for room, callers in GUARDED_ROOMS:
+        for module, deps in sorted(graph.items()):
+            if module == room or module.startswith(room + ".") or module.startswith(callers):
+                continue
+            problems += [f"{module} imports {dep}: only {', '.join(callers)} enter {room}"
+                         for dep in sorted(deps) if dep == room or dep.startswith(room + ".")]
+    return problems
+
+
+def test_the_writer_and_the_daemon_are_entered_only_by_their_callers() -> None:
+    problems = guarded_room_problems(package_graph())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_guarded_room_rule_catches_a_side_door() -> None:
+    graph = {"wikivel_bot.commons.fetcher": {"wikivel_bot.commons.writer.edit_send"},
+             "wikivel_bot.web.app": {"wikivel_bot.daemon.scheduler"},
+             "wikivel_bot.daemon.parts": {"wikivel_bot.commons.writer.loop"},
+             "wikivel_bot.commons.writer.loop": {"wikivel_bot.commons.writer.statement_writer"}}
+    assert len(guarded_room_problems(graph)) == 2
+
+
+def test_the_moved_modules_left_nothing_behind() -> None:
+    """train/ holds only its front door and sub-rooms; the daemon's and the writer's modules
+    live in their rooms (a stale file at an old path would be importable and silently old)."""
+    assert sorted(p.name for p in (PACKAGE / "train").glob("*.py")) == ["__init__.py"]
+    assert not list(PACKAGE.glob("daemon*.py"))
+    loose = {"writer.py", "write_loop.py", "edit_group.py", "edit_send.py", "one_shot.py", "follow_up.py",
+             "revert.py", "write_outcomes.py", "stop_page.py"}
+    assert not loose & {p.name for p in (PACKAGE / "commons").glob("*.py")}

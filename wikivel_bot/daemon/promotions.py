@@ -3,9 +3,9 @@
 ``models promote`` / ``rollback`` and the daemon's own learning job (docs/learning.md) change
 ``learning.models_dir/registry.json``. Before each link batch the daemon reads which
 checkpoint it names; when that changed, the ready linker is rebuilt through the one factory
-(``linker.factory.build_ready_linker``, via ``build``), with the linker section resolved as
-at start-up (``config.load_settings`` puts the running checkpoint, and with it its operating
-threshold, into ``linker``), so the daemon, ``suggest`` and ``link`` agree without a restart.
+(``linker.factory.build_ready_linker``, via ``build``), which asks the registry for the
+running checkpoint (and with it its operating threshold) at every build, as ``suggest`` and
+``link`` do, so they agree without a restart.
 A rebuild that fails keeps the linker that ran, says so once, and is tried again at the next
 change of the registry.
 """

@@ -14,5 +14,5 @@ promoted only when it wins.
   ``core/review_order.py``, read by the review session and the web page.)
 
 The torch side (encoding records, fine-tuning the heads) is ``train/decisions/heads.py``.
-This front door imports nothing, so ``config`` can read the registry cheaply.
+This front door imports nothing, so the one linker factory can ask the registry cheaply.
 """
