@@ -182,14 +182,16 @@ def test_a_round_trains_the_running_cascades_pair_model(env) -> None:
     # Promoted, it is what the factory builds, with its operating threshold, under its digest.
     promoted = _run("models", "promote", entry.name, "--force")
     assert promoted.exit_code == 0, promoted.output
-    settings = load_settings()
-    assert settings.linker.checkpoint == str(entry.path) and settings.linker.name == "cascade"
+    settings = load_settings()  # as configured; the factory asks the registry what runs
+    assert registry.with_running_model(settings).linker.checkpoint == str(entry.path)
+    assert registry.with_running_model(settings).linker.name == "cascade"
     ready = build_ready_linker(settings, load_label_set(settings.linker.labels_dir))
     assert f"ckpt:{challenger.digest[:12]}" in ready.description.version
     if extra["operating_threshold"] is not None:
         assert ready.rules.min_score == pytest.approx(extra["operating_threshold"])
+    # The running one asked for by name (as `suggest --checkpoint` does): the registry leaves it.
     before = build_ready_linker(replace(settings, linker=replace(settings.linker, checkpoint=str(running_path))),
-                                load_label_set(settings.linker.labels_dir))
+                                load_label_set(settings.linker.labels_dir), given=("checkpoint",))
     assert before.description.version != ready.description.version
 
 

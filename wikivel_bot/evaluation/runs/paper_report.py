@@ -37,7 +37,7 @@ PAPER_NAME = {"zero-shot": "Zero-shot", "random-freq": "Random baseline", "top-k
               "naive-mlp": "MLP Naive CLIP", "naive-te": "TE Naive CLIP BS 256", "fusion": "CLIP Fusion"}
 PAPER_SETUP = ("paper (Bielefeld et al. 2024, Table 4): 100,000 Commons test images, f = 10 label set "
                "(18,522 items), pretrained ViT-B/32 CLIP, trained on 800,000 images")
-TEMPLATE = Path(__file__).resolve().parents[2] / "docs" / "model-card.md"
+TEMPLATE = Path(__file__).resolve().parents[3] / "docs" / "model-card.md"
 FALLBACK_TEMPLATE = """# Model card: {{model}}
 
 {{measured_on}}
