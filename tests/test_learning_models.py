@@ -132,6 +132,11 @@ def test_what_builds_a_linker_runs_the_promoted_checkpoint(tmp_path: Path) -> No
     assert running(given=("checkpoint",)).checkpoint == "base.pt"
     assert running(given=("name",)).name == "zero-shot"
     assert running(given=("name",)).checkpoint == str(tmp_path / "a" / registry.MODEL)
+    # So does a key the settings' origins name as set on the command line (-o, `run --linker`).
+    import dataclasses
+
+    flagged = dataclasses.replace(load_settings(env=env), origins=(("linker.checkpoint", registry.COMMAND_LINE),))
+    assert registry.with_running_model(flagged).linker.checkpoint == "base.pt"
     (tmp_path / "a" / registry.MODEL).unlink()
     with pytest.raises(UsageError, match="learning.models_dir: .* names 'a' as running, but .* is missing"):
         running()

@@ -195,13 +195,14 @@ def test_the_daemon_follows_a_promotion_and_a_rollback_without_a_restart(env, ca
     built = []
 
     def build(settings):
-        built.append(settings.linker.checkpoint)
-        if "broken" in settings.linker.checkpoint:
+        # The factory asks the registry what runs; this stand-in refuses one model by name.
+        built.append(registry.with_running_model(settings).linker.checkpoint)
+        if "broken" in built[-1]:
             raise LinkerError("checkpoint unreadable")
         return build_ready_linker(settings)
 
     shown = {}   # what the daemon's state document (`status`) names
-    following = FollowingLinker(load_settings(), build, reload=lambda _: load_settings(),
+    following = FollowingLinker(load_settings(), build,
                                 on_change=lambda ready: shown.update(version=ready.description.version))
     start = following.ready.description.version
     assert "ckpt:" not in start and not following.refresh() and len(built) == 1   # nothing changed

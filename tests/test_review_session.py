@@ -118,8 +118,12 @@ def test_another_reviewers_approval_is_never_replaced_from_the_terminal(store: S
     assert decision_rows(store) == [(1, "Q146", "approve", "Bob", "web")]
 
 
-def test_terminal_loop_tells_the_reviewer_and_changes_nothing(store: Store) -> None:
+def test_terminal_loop_tells_the_reviewer_and_changes_nothing(store: Store, monkeypatch) -> None:
     """The same through the terminal loop: Bob approves between Ann's screen and her key."""
+    # The loop wraps its messages to the terminal's width: pin it, so the line asserted below
+    # does not depend on where the suite runs (a pytest-xdist worker inherits COLUMNS=80).
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("LINES", "24")
     two_files(store)
 
     def keys():

@@ -33,10 +33,13 @@ class CliContext:
             for (section, key), value in self.overrides.items():
                 settings = settings.replace(section, **{key: value})
             if self.overrides:  # `config show` names the command line as these keys' source
+                # (and the registry leaves a linker key set there as given: with_running_model)
+                from wikivel_bot.learning.registry import COMMAND_LINE
+
                 given = {f"{section}.{key}" for section, key in self.overrides}
                 kept = tuple(o for o in settings.origins if o[0] not in given)
                 settings = dataclasses.replace(
-                    settings, origins=kept + tuple((k, "the command line") for k in sorted(given)))
+                    settings, origins=kept + tuple((k, COMMAND_LINE) for k in sorted(given)))
             self._settings = settings
         return self._settings
 
@@ -118,9 +121,9 @@ class CliContext:
         :param top_k: overrides ``linker.top_k``.
         :param evidence_cache: the ``Store`` where the command has a queue database (evidence
             look-ups are kept in its ``evidence_cache``); None keeps them in memory.
-        :param given: linker keys the command set by its own flags (``suggest``); with the
-            global overrides of ``linker``, the models directory's running checkpoint does not
-            replace them (``learning.registry.with_running_model``).
+        :param given: linker keys the command set by its own flags (``suggest``); like the
+            global overrides (named in the settings' origins), the models directory's running
+            checkpoint does not replace them (``learning.registry.with_running_model``).
         """
         from wikivel_bot.commons.providers import evidence_source
         from wikivel_bot.commons.providers import item_image_source
@@ -130,8 +133,7 @@ class CliContext:
         return build_ready_linker(settings, label_set if label_set is not None else self.label_set(),
                                   item_images=item_image_source(settings, self.site, progress=progress),
                                   evidence=evidence_source(settings, self.site, evidence_cache),
-                                  top_k=top_k, progress=progress,
-                                  given={*given, *(key for section, key in self.overrides if section == "linker")})
+                                  top_k=top_k, progress=progress, given=given)
 
     def close(self) -> None:
         if self._store is not None:

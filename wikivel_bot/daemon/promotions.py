@@ -13,7 +13,6 @@ change of the registry.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 from wikivel_bot.config import Settings
@@ -21,30 +20,20 @@ from wikivel_bot.errors import WikivelError
 from wikivel_bot.events import event
 
 
-def _reload(settings: Settings) -> Settings:
-    """The settings as a fresh start would read them (same file, same environment)."""
-    from wikivel_bot.config import load_settings
-
-    return load_settings(Path(settings.source) if settings.source != "defaults" else None)
-
-
 class FollowingLinker:
     """The ready linker the daemon links with, rebuilt when the running checkpoint changes.
 
     :param build: settings in, a ready linker out (``build_ready_linker`` with the label set,
-        item images and evidence of the daemon).
-    :param reload: settings as a fresh start reads them; only their linker name and
-        checkpoint are taken (everything else stays as the daemon started).
+        item images and evidence of the daemon); given the daemon's own settings every time,
+        since the factory itself asks the registry what runs.
     :param on_change: told the new ready linker after a rebuild (the daemon's state
         document, so `status` names the linker version that links now).
     """
 
     def __init__(self, settings: Settings, build: Callable[[Settings], Any],
-                 reload: Callable[[Settings], Settings] = _reload,
                  on_change: Optional[Callable[[Any], None]] = None) -> None:
         self.settings = settings
         self.build = build
-        self.reload = reload
         self.on_change = on_change
         self._unreadable = ""  # the last registry error logged
         self.running = self._registry_running()
@@ -74,14 +63,12 @@ class FollowingLinker:
             return False
         self.running = running  # tried once per change, not at every batch
         try:
-            fresh = self.reload(self.settings).linker
-            settings = self.settings.replace("linker", name=fresh.name, checkpoint=fresh.checkpoint)
-            ready = self.build(settings)
+            ready = self.build(self.settings)
         except (WikivelError, OSError, RuntimeError) as exc:  # RuntimeError: torch's (a bad state dict)
             event("learning", "model-not-loaded", level=logging.ERROR, running=running or "none",
                   error=" ".join(str(exc).split()), kept=self.ready.description.version)
             return False
-        self.settings, self.ready = settings, ready
+        self.ready = ready
         if self.on_change is not None:
             self.on_change(ready)
         event("learning", "model-loaded", running=running or "linker.checkpoint",

@@ -34,6 +34,8 @@ REGISTRY = "registry.json"
 AUDIT = "audit.jsonl"
 MODEL = "model.pt"
 REPORT = "report.json"
+# Where config.Settings.origins says a key came from when a command's flag set it.
+COMMAND_LINE = "the command line"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -84,12 +86,16 @@ def with_running_model(settings: Any, given: Iterable[str] = ()) -> Any:
     before any promotion. Duck-typed on ``config.Settings`` (``learning.models_dir``,
     ``replace``), so this module stays standard library only.
 
-    :param given: linker keys the command line set (``suggest --checkpoint``, ``-o``): an
-        explicit ``checkpoint`` is run as given, an explicit ``name`` is kept.
+    :param given: linker keys a command set by its own flags (``suggest --checkpoint``);
+        with the keys the settings' origins name as set on "the command line" (global
+        overrides, ``run --linker``), an explicit ``checkpoint`` runs as given and an
+        explicit ``name`` is kept.
     :raises UsageError: the registry is unreadable, or its running model's file is gone
         (never another model in its place: a silent change of model would be unaudited).
     """
     models_dir = settings.learning.models_dir
+    given = {*given, *(key.split(".", 1)[1] for key, where in getattr(settings, "origins", ())
+                       if key.startswith("linker.") and where == COMMAND_LINE)}
     if not models_dir or "checkpoint" in given:
         return settings
     try:
