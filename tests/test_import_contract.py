@@ -416,7 +416,8 @@ def train_floor(module: str) -> int:
     for number, (_, members) in enumerate(TRAIN_FLOORS):
         if first in members:
             return number
-    raise AssertionError(f"{module} is on no floor of TRAIN_FLOORS: give it a sub-room (and a row in docs/architecture.md)")
+    raise AssertionError(f"{module} is on no floor of TRAIN_FLOORS: "
+                         "give it a sub-room (and a row in docs/architecture.md)")
 
 
 def train_problems(graph: Dict[str, Set[str]]) -> List[str]:

@@ -3,7 +3,7 @@
 ``wikivel-bot dataset reproduce-synthetic --out DIR`` runs the route a researcher takes with
 the published dataset, on a generated stand-in:
 
-1. a synthetic dataset (``synthetic.py``: coloured shapes, hierarchical items, P18 images);
+1. a synthetic dataset (``train/synthetic/shapes.py``: coloured shapes, hierarchical items, P18 images);
 2. written in the **published layout** (``published.export_published``) and read back
    through the published route (``published.import_published``: labels and splits as they
    are, train-split frequencies for the baselines);

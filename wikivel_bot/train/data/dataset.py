@@ -12,7 +12,7 @@ Layout of a dataset directory::
     images/            optional: tar shards of thumbnails (``shards.py``)
 
 Steps from file records to splits (whatever produced the records: the dump reader in
-``builder.py`` or the generator in ``synthetic.py``), in the paper's order: a seeded
+``builder.py`` or the generator in ``train/synthetic/shapes.py``), in the paper's order: a seeded
 shuffle, an optional sample, the 80/10/10 split by file (written to ``splits/``), *then* the
 ground truth mapped through the label set's frequency filter — whose f the paper counts "in
 the training split generated from the intermediate data" (§3.2), i.e. on ``splits/train.txt``

@@ -1,6 +1,6 @@
 """The synthetic coloured shapes with Commons-like evidence, some of it misleading.
 
-The files, images and items of ``synthetic.py``; each file's leaf item ("red circle") is
+The files, images and items of ``shapes.py``; each file's leaf item ("red circle") is
 what it depicts. On top, each file independently gains evidence as a resolver would return it
 (``core.evidence.Evidence``), with controlled shares (:data:`DEFAULT_SHARES`):
 

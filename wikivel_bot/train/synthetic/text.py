@@ -1,6 +1,6 @@
 """A synthetic dataset where the file's text carries part of the signal and the image the rest.
 
-The coloured shapes of ``synthetic.py`` (same items, hierarchy and skewed frequencies), with
+The coloured shapes of ``shapes.py`` (same items, hierarchy and skewed frequencies), with
 the colour split between the picture and the words, as on Commons where a file name or a
 category often names what the picture alone leaves open:
 
