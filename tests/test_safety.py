@@ -149,6 +149,23 @@ def test_withheld_counts_only_what_would_have_been_suggested():
     assert ranking.dropped_reason("Q7186").startswith(PEOPLE)
 
 
+def test_a_person_dropped_for_another_reason_still_carries_the_safety_rule():
+    """Below the threshold, rejected or blocklisted: a person's drop names the rule, so the
+    outputs that list ordinary drops (`suggest --json`) never name a withheld person."""
+    scores = [("Q146", 0.9), ("Q76", 0.8), ("Q7186", 0.01), ("Q144", 0.02)]
+    rules = RankingRules(top_k=5, min_score=0.05, safety=DEFAULT)
+    ranking = rank_candidates(scores, LABELS, rules=rules, rejected={"Q76"})
+    assert [i.qid for i in ranking.items] == ["Q146"]
+    drops = {d.qid: d for d in ranking.dropped}
+    assert drops["Q7186"].rule == PEOPLE and drops["Q76"].rule == PEOPLE
+    assert drops["Q7186"].reason.startswith("score 0.010 below the threshold 0.050; ") and PEOPLE in drops["Q7186"].reason
+    assert drops["Q76"].reason.startswith("rejected by a reviewer for this file; ")
+    # An animal below the threshold stays an ordinary drop; neither person counts as withheld.
+    assert drops["Q144"].rule == "" and ranking.withheld == ()
+    ordinary = [d.qid for d in ranking.dropped if not d.rule]   # what `suggest --json` lists
+    assert ordinary == ["Q144"]
+
+
 def test_a_withheld_person_does_not_suppress_its_ancestor():
     scores = [("Q76", 0.9), ("Q5", 0.85)]
     ranking = rank_candidates(scores, LABELS, rules=RankingRules(safety=DEFAULT))

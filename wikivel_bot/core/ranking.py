@@ -202,14 +202,21 @@ def rank_candidates(
         labels = cast(LabelSetView, _AncestorMemo(labels))
     for qid, score in ordered:
         reason = _exclusion_reason(qid, score, excluded, rejected, rules)
-        if reason is None and rules.safety is not None:
-            verdict = _safety_verdict(labels, qid, found, rules.safety)
-            if verdict.withheld:
+        # Every item passes the safety rules, also one dropped for another reason (below the
+        # threshold, rejected): its drop then carries the rule, so no output names a withheld
+        # person or sensitive item as an ordinary drop (`suggest --json` lists ordinary drops;
+        # only --show-withheld names the rest). It is not counted as withheld: it would not have
+        # been suggested anyway.
+        verdict = _safety_verdict(labels, qid, found, rules.safety) if rules.safety is not None else None
+        if verdict is not None and verdict.withheld:
+            if reason is None:
                 withheld.append(DroppedItem(qid, score, verdict.reason, verdict.rule))
                 dropped.append(withheld[-1])
-                continue
-            if verdict.rule:
-                safety_notes[qid] = verdict.reason
+            else:
+                dropped.append(DroppedItem(qid, score, f"{reason}; {verdict.reason}", verdict.rule))
+            continue
+        if reason is None and verdict is not None and verdict.rule:
+            safety_notes[qid] = verdict.reason
         if reason is None:
             survivors.append((qid, score))
         else:
