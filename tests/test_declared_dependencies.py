@@ -396,3 +396,35 @@ def test_the_checks_name_the_module_the_import_and_the_extra(tmp_path: Path) -> 
     at_import = reach(source, [("toy.cli.report", False)], optional_anywhere=False)
     assert sorted((r.site.where(), r.site.name) for r in at_import) == [
         ("toy.cli.report:1", "click"), ("toy.cli:1", "click")]
+
+
+# -- a missing extra is one line naming it -------------------------------------------------------
+
+def test_each_module_the_cli_names_is_installed_by_the_extra_it_names() -> None:
+    """The one-line "needs the 'X' extra" of the CLI edge names the extra that installs it."""
+    from wikivel_bot.cli.errors import EXTRA_OF_MODULE
+
+    declared, dists = read_declared(SETUP_CFG), distributions()
+    wrong = []
+    for module, extra in sorted(EXTRA_OF_MODULE.items()):
+        provided = {canonical(d) for d in dists.get(module, [])}
+        if not provided & declared.extras.get(extra, frozenset()):
+            wrong.append(f"{module}: {extra!r} installs none of {sorted(provided) or 'its distributions'}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_command_whose_extra_is_missing_says_which_in_one_line(tmp_path: Path, monkeypatch) -> None:
+    """`backfill` on an image without the backfill extra: one line naming it, no traceback."""
+    from click.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    for name in [m for m in sys.modules if m == "ray" or m.startswith("ray.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if not installed
+    titles = tmp_path / "titles.txt"
+    titles.write_text("File:Red apple.png\n")
+    result = CliRunner().invoke(main, ["backfill", "--titles", str(titles), "--weights", "random"])
+    assert isinstance(result.exception, SystemExit) and result.exit_code == 1, result.exception  # not a crash
+    lines = result.output.strip().splitlines()
+    assert lines == ["error: this command needs the 'backfill' extra, and ray is not installed: "
+                     "pip install 'wikivel-bot[backfill]'"], result.output
