@@ -1,7 +1,7 @@
 """The dependency direction of HOUSE_STYLE.md, checked on the source rather than by memory.
 
 types/errors ← core ← everything else; torch only in linker/ and train/; pywikibot only in
-commons/; SQLAlchemy/Alembic only in queue/ (and migrations/); click only in cli/. Imports
+commons/; SQLAlchemy/Alembic only in queue/ (its migrations/ included); click only in cli/. Imports
 inside functions count too: a lazy import still drags the package in when it runs.
 
 Between our own modules: the import graph of ``wikivel_bot`` has no cycle at all, and the

@@ -1,14 +1,15 @@
 """Alembic, driven from code: upgrade, downgrade, current revision and schema snapshots.
 
-The migration scripts live in the top-level ``migrations/`` folder (next to ``alembic.ini``,
-so plain ``alembic`` works too). The package is installed in editable mode by the Makefile;
-a copy installed elsewhere finds them through ``$WIKIVEL_MIGRATIONS``.
+The migration scripts live in ``migrations/`` next to this module, inside the package, so
+every installation carries them: the editable one of the Makefile, and the plain
+``pip install`` of Toolforge's buildpack alike (setup.cfg lists them as package data;
+tests/test_wheel_install.py installs a built wheel and upgrades a queue with it). The
+checkout's ``alembic.ini`` points at the same folder, so plain ``alembic`` works too.
 """
 
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -31,16 +32,24 @@ SNAPSHOT_DIALECTS = {
 }
 
 
+# The Alembic scripts, shipped inside the package next to this module. A real folder rather
+# than an importlib.resources Traversable: Alembic reads script_location as a filesystem path.
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
 def migrations_dir() -> Path:
-    """Where the Alembic scripts are."""
-    override = os.environ.get("WIKIVEL_MIGRATIONS")
-    path = Path(override) if override else Path(__file__).resolve().parents[2] / "migrations"
-    if not (path / "env.py").is_file():
+    """Where the Alembic scripts are: inside the installed package, whatever installed it.
+
+    Missing only when an installation dropped the package data (a wheel built from an older
+    setup.cfg); reinstalling from a current checkout puts them back.
+    """
+    if not (MIGRATIONS / "env.py").is_file():
         raise SchemaOutdated(
-            f"migration scripts not found in {path}; install wikivel-bot from its source "
-            "tree (pip install -e .) or set WIKIVEL_MIGRATIONS"
+            f"migration scripts not found in {MIGRATIONS}: this installation of wikivel-bot "
+            "is incomplete; reinstall it from a current checkout "
+            "(pip install --force-reinstall --no-deps PATH_TO_CHECKOUT)"
         )
-    return path
+    return MIGRATIONS
 
 
 def alembic_config(engine: Optional[Engine] = None, url: str = "") -> Config:
@@ -57,7 +66,7 @@ def alembic_config(engine: Optional[Engine] = None, url: str = "") -> Config:
 def head_revision() -> str:
     """The newest migration's revision id."""
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head is not None, "migrations/versions is empty"
+    assert head is not None, f"{migrations_dir() / 'versions'} is empty"
     return head
 
 

@@ -1,4 +1,4 @@
-"""The queue's tables (SQLAlchemy Core). Migrations in ``migrations/`` must match these.
+"""The queue's tables (SQLAlchemy Core). Migrations in ``queue/migrations/`` must match these.
 
 Why these shapes:
 

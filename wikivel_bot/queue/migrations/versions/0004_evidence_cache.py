@@ -11,11 +11,13 @@ so the answer — an item, or NULL for "no item" — is kept here with an expiry
 
 from __future__ import annotations
 
+from typing import Any, Dict
+
 import sqlalchemy as sa
 from alembic import op
 
 # Frozen here, not imported: a migration must not change when the application code does.
-MYSQL_TABLE_OPTIONS = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin"}
+MYSQL_TABLE_OPTIONS: Dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin"}
 
 revision = "0004"
 down_revision = "0003"

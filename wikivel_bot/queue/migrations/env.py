@@ -11,6 +11,7 @@ from __future__ import annotations
 from logging.config import fileConfig
 
 from alembic import context
+from sqlalchemy.engine import Connection
 
 from wikivel_bot.queue.tables import metadata
 
@@ -53,7 +54,7 @@ def run_online() -> None:
         _migrate(connection)
 
 
-def _migrate(connection: object) -> None:
+def _migrate(connection: Connection) -> None:
     context.configure(
         connection=connection, target_metadata=metadata, render_as_batch=True, compare_type=True
     )

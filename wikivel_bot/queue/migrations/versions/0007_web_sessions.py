@@ -12,11 +12,13 @@ deleted or past ``expires_at`` is a login that has ended, for every web worker a
 
 from __future__ import annotations
 
+from typing import Any, Dict
+
 import sqlalchemy as sa
 from alembic import op
 
 # Frozen here, not imported: a migration must not change when the application code does.
-MYSQL_TABLE_OPTIONS = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin"}
+MYSQL_TABLE_OPTIONS: Dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin"}
 
 revision = "0007"
 down_revision = "0006"
