@@ -159,17 +159,54 @@ def test_every_integer_setting_has_a_range_the_code_can_hold() -> None:
         assert not ok(2**63) and not ok(int(HUGE)), (key, wanted)
 
 
-def test_every_numeric_setting_in_the_rules_refuses_infinity() -> None:
+def _float_settings() -> List[str]:
+    """Every float setting as ``section.key``, found by walking the Settings sections."""
+    found = []
+    settings = Settings()
+    for section in dataclasses.fields(Settings):
+        value = getattr(settings, section.name)
+        if not dataclasses.is_dataclass(value):
+            continue
+        hints = typing.get_type_hints(type(value))
+        found += [f"{section.name}.{key.name}" for key in dataclasses.fields(value) if hints[key.name] is float]
+    return found
+
+
+NOT_FINITE = ("nan", "inf", "-inf")
+
+
+def test_every_float_setting_refuses_nan_and_infinities_from_the_file_and_the_environment(
+        tmp_path: Path) -> None:
+    """NaN passes every range check (it compares false to everything) and TOML spells nan and
+    inf itself: each float setting must refuse all three from both sources, in one line
+    naming the key and where the value came from."""
     from wikivel_bot.config import load_settings
     from wikivel_bot.errors import ConfigError
 
-    floats = [key for key in NUMERIC_RULES
-              if isinstance(getattr(getattr(Settings(), key.split(".")[0]), key.split(".")[1]), float)]
-    assert "linker.min_score" in floats and "fetch.timeout_s" in floats
+    floats = _float_settings()
+    assert len(floats) >= 9 and "linker.min_score" in floats and "fetch.timeout_s" in floats
+    tried = 0
     for key in floats:
         section, name = key.split(".")
-        with pytest.raises(ConfigError, match=f"{key} must be"):
-            load_settings(env={f"WIKIVEL_{section.upper()}_{name.upper()}": "inf"})
+        for spelling in NOT_FINITE:
+            path = tmp_path / "settings.toml"
+            path.write_text(f"[{section}]\n{name} = {spelling}\n", encoding="utf-8")
+            with pytest.raises(ConfigError) as in_file:
+                load_settings(path, env={})
+            variable = f"WIKIVEL_{section.upper()}_{name.upper()}"
+            with pytest.raises(ConfigError) as in_env:
+                load_settings(env={variable: spelling})
+            for error, where in ((in_file, str(path)), (in_env, f"environment variable {variable}")):
+                message = str(error.value)
+                assert "\n" not in message and message.startswith(where), (key, spelling, message)
+                assert f"{key} must be a finite number, not {float(spelling)!r}" in message, message
+            tried += 1
+    assert tried == 3 * len(floats)
+    # TOML integers have no length limit in tomllib: one beyond any float is no traceback either.
+    path = tmp_path / "settings.toml"
+    path.write_text("[web]\nsession_hours = 1" + "0" * 400 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="web.session_hours must be a finite number"):
+        load_settings(path, env={})
     assert not math.isinf(load_settings(env={}).linker.min_score)
 
 
@@ -201,3 +238,89 @@ def test_every_integer_option_has_a_range_with_a_top() -> None:
         if not isinstance(kind, click.IntRange) or kind.min is None or kind.max is None or kind.max >= 2**63:
             unbounded.append(f"{where} --{param.name}")
     assert unbounded == [], f"integer options without an upper bound: {unbounded}"
+
+
+def _float_options() -> List[tuple]:
+    """Every float option of every command: (argv to reach the command, the option)."""
+    from wikivel_bot.cli import main
+
+    found = []
+
+    def walk(command: click.Command, path: List[str]) -> None:
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                walk(sub, path + [name])
+        for param in command.params:
+            if isinstance(param.type, click.types.FloatParamType):  # FLOAT and every FloatRange
+                found.append((path, param))
+
+    walk(main, [])
+    return found
+
+
+def test_every_float_option_refuses_nan_and_infinities(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--min-score nan`` once matched nothing, silently. Every float option of every command
+    is given nan, inf and -inf: each is refused in one ``error:`` line naming the option, with
+    a non-zero exit, before the command does anything."""
+    from click.testing import CliRunner
+
+    from wikivel_bot.cli import main
+    from wikivel_bot.cli.ranges import FiniteFloat, FiniteFloatRange
+
+    monkeypatch.chdir(tmp_path)  # no wikivel.toml of the checkout's
+    for variable in ("WIKIVEL_CONFIG", "WIKIVEL_DB_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    options = _float_options()
+    names = {(" ".join(path), param.name) for path, param in options}
+    assert len(options) >= 18 and {("review", "min_score"), ("export", "min_score"), ("train", "lr")} <= names
+    plain = [f"{' '.join(path)} --{param.name}" for path, param in options
+             if not isinstance(param.type, (FiniteFloat, FiniteFloatRange))]
+    assert plain == [], f"float options not using ranges.FINITE_FLOAT or ranges.finite_range: {plain}"
+    for path, param in options:
+        assert isinstance(param, click.Option), (path, param.name)
+        flag = max(param.opts, key=len)
+        for spelling in NOT_FINITE:
+            result = CliRunner().invoke(main, [*path, flag, spelling])
+            where = f"{' '.join(path)} {flag} {spelling}"
+            assert result.exit_code != 0 and isinstance(result.exception, SystemExit), (where, result.output)
+            lines = result.stderr.strip().splitlines()
+            assert len(lines) == 1, (where, result.stderr)
+            assert lines[0].startswith("error: ") and f"'{flag}'" in lines[0] and "not a finite number" in lines[0], \
+                (where, lines[0])
+    # Finite values still pass: every default, given as text like a user would.
+    for path, param in options:
+        if isinstance(param.default, (int, float)):  # click marks an option without one UNSET
+            assert param.type.convert(str(param.default), param, None) == param.default, (path, param.name)
+
+
+@pytest.mark.parametrize("argv", [
+    ["dataset", "from-decisions", "--split", "{spelling},0.2,0.2", "--out", "{tmp}/out"],
+    ["dataset", "from-decisions", "--split", "0.6,0.2,{spelling}", "--out", "{tmp}/out"],
+])
+def test_split_shares_refuse_nan_and_infinities(argv: List[str], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--split`` is text parsed into floats, not a click float: it refuses them itself, in
+    one line naming the option, before the queue is even opened."""
+    from click.testing import CliRunner
+
+    from wikivel_bot.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for spelling in NOT_FINITE:
+        args = [a.format(spelling=spelling, tmp=tmp_path) for a in argv]
+        result = CliRunner().invoke(main, ["--db-url", f"sqlite:///{tmp_path}/none.sqlite", *args])
+        assert result.exit_code == 2, (args, result.output)
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith("error: --split takes three") and spelling in line, line
+    assert not (tmp_path / "out").exists() and not (tmp_path / "none.sqlite").exists()
+
+
+def test_dataset_build_split_refuses_nan_and_infinities(tmp_path: Path) -> None:
+    """``dataset build --split`` is parsed by the command itself, before any dump is read."""
+    from wikivel_bot.cli.train import _fractions
+    from wikivel_bot.errors import UsageError
+
+    assert _fractions("0.8,0.1,0.1") == (0.8, 0.1, 0.1)
+    for text in ("nan,0.1,0.1", "0.8,inf,0.1", "0.8,0.1,-inf", "0.8,0.1"):
+        with pytest.raises(UsageError, match="--split takes three finite shares"):
+            _fractions(text)

@@ -108,11 +108,15 @@ def _cli(*args: str, cwd: Path, env_extra: dict = None) -> subprocess.CompletedP
         ("unknown", "unknown key db.colour"),
         ("wrongtype", "db.claim_lease_s must be an integer"),
         ("missing", "settings file not found"),
+        # A file saved as Latin-1: TOML is UTF-8, and tomllib's UnicodeDecodeError was a traceback.
+        ("latin1", "cfg.toml: not UTF-8 text (byte 0xe9 at line 3)"),
     ],
 )
 def test_cli_reports_config_errors_in_one_line(tmp_path: Path, setup: str, needle: str) -> None:
     path = tmp_path / "cfg.toml"
-    if setup == "unknown":
+    if setup == "latin1":
+        path.write_bytes('# the queue\n[db]\nurl = "sqlite:///caf\u00e9.sqlite"\n'.encode("latin-1"))
+    elif setup == "unknown":
         path.write_text("[db]\ncolour = 'blue'\n")
     elif setup == "wrongtype":
         path.write_text("[db]\nclaim_lease_s = 'long'\n")

@@ -174,3 +174,89 @@ def test_import_from_standard_input(sqlite_queue) -> None:
                                 input=text.getvalue())
     assert result.exit_code == 0, result.output
     assert pair_states(store)[(1, "Q5")] == ("approved", 1)
+
+
+LONG_DESCRIPTION = 300_000  # characters: real on Commons, beyond csv's default field limit (131,072)
+
+
+def test_a_file_with_a_300000_character_description_round_trips(queue, tmp_path: Path) -> None:
+    """What export writes, import reads back: a description longer than Python's default CSV
+    field limit is exported whole and the decisions on its row are applied."""
+    url, store = queue
+    description = "Lighthouse at dusk, from the pier. " * (LONG_DESCRIPTION // 35 + 1)
+    add_file(store, 3, [CAT, DOG], description=description[:LONG_DESCRIPTION])
+    sheet = tmp_path / "review.csv"
+    rows = export_csv(url, sheet)
+    long_rows = [row for row in rows if row["mid"] == "M3"]
+    assert [len(row["file_description"]) for row in long_rows] == [LONG_DESCRIPTION] * 2
+    for row in rows:
+        row["decision"] = {("M3", "Q146"): "approve", ("M3", "Q144"): "reject"}.get((row["mid"], row["qid"]), "")
+    write_rows(sheet, rows, list(rows[0]))
+    result = import_file(url, sheet, "--reviewer", "Ann")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].startswith("applied 2 (approve 1, reject 1); unchanged 0;")
+    states = pair_states(store)
+    assert states[(3, "Q146")] == ("approved", 0) and states[(3, "Q144")] == ("rejected", 0)
+    assert [d for d in decision_rows(store) if d[3] == "Ann"] == [
+        (3, "Q146", "approve", "Ann", "import"), (3, "Q144", "reject", "Ann", "import")]
+
+
+def test_a_field_beyond_the_bound_refuses_its_row_and_stops(sqlite_queue, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The raised limit is still a limit: a field beyond it is one refused row naming its line
+    (the rows before it are applied, nothing after it is read, since the reader cannot be
+    trusted past an over-long quoted cell) and the import exits non-zero."""
+    from wikivel_bot.review import importer
+
+    # The real bound: above the largest wiki page (2 MiB of wikitext), a few MiB at most.
+    assert 2 * 1024 * 1024 < importer.MAX_FIELD_CHARS <= 16 * 1024 * 1024
+    assert importer.MAX_LINE_CHARS >= importer.MAX_FIELD_CHARS
+    help_text = " ".join(CliRunner().invoke(main, ["import-decisions", "--help"]).output.split())
+    assert f"up to {importer.MAX_FIELD_CHARS // 2**20} MiB of text" in help_text  # the help tells the bound
+    assert "Exits 1 when some rows were refused" in help_text
+    monkeypatch.setattr(importer, "MAX_FIELD_CHARS", 1000)
+    url, store = sqlite_queue
+    sheet = tmp_path / "hostile.csv"
+    sheet.write_text("mid,qid,file_description,decision\n"
+                     "M1,Q146,short,approve\n"
+                     f'M1,Q144,"{"x" * 1500}\nstill inside",reject\n'
+                     "M1,Q5,short,skip\n", encoding="utf-8")
+    result = import_file(url, sheet, "--reviewer", "Ann")
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines() == [
+        "line 3: a field of this row is longer than 1,000 characters; the rest of the file was not read",
+        "applied 1 (approve 1); unchanged 0; no decision 0; refused 1",
+    ]
+    states = pair_states(store)
+    assert states[(1, "Q146")] == ("approved", 0)
+    assert states[(1, "Q144")] == ("proposed", 0) and states[(1, "Q5")] == ("proposed", 0)
+
+
+def test_an_endless_line_is_refused_without_reading_it_whole(sqlite_queue, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line is read with a bound too, so one without an end never has to fit in memory."""
+    from wikivel_bot.review import importer
+
+    monkeypatch.setattr(importer, "MAX_LINE_CHARS", 2000)
+    url, store = sqlite_queue
+    sheet = tmp_path / "endless.csv"
+    sheet.write_text("mid,qid,decision\nM1,Q146,approve\nM1,Q144," + "r" * 5000 + "\n", encoding="utf-8")
+    result = import_file(url, sheet, "--reviewer", "Ann")
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[0] == (
+        "line 3: a line of this row is longer than 2,000 characters; the rest of the file was not read")
+    assert pair_states(store)[(1, "Q146")] == ("approved", 0)
+
+
+def test_a_file_not_utf8_at_its_end_is_refused_whole(sqlite_queue, tmp_path: Path) -> None:
+    """The import reads a line at a time, but checks the whole file's encoding first: a
+    Latin-1 byte on the last line refuses the file before any row is applied."""
+    url, store = sqlite_queue
+    sheet = tmp_path / "latin1.csv"
+    sheet.write_bytes("mid,qid,notes,decision\nM1,Q146,,approve\nM1,Q144,Café,reject\n".encode("latin-1"))
+    result = import_file(url, sheet, "--reviewer", "Ann")
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    offset = sheet.read_bytes().index(b"\xe9")
+    assert line == f"error: {sheet} is not UTF-8 text (invalid continuation byte at byte {offset}): save it as UTF-8 CSV"
+    assert pair_states(store)[(1, "Q146")] == ("proposed", 0)

@@ -93,7 +93,9 @@ def import_decisions(obj: CliContext, csv_path: Path, reviewer: Optional[str]) -
     """Apply the decisions typed into an exported CSV's decision column (approve, prominent,
     reject, skip; empty = none). Lists every row that could not be applied with its line
     number and reason; decisions already in the queue are left alone, so importing a file
-    twice changes nothing. Exits 1 when some rows were refused."""
+    twice changes nothing. A cell may hold up to 8 MiB of text (export writes descriptions
+    whole); a row with a longer one is refused and the rest of the file is not read. Exits 1
+    when some rows were refused (the others are applied), 2 when the file cannot be used."""
     from wikivel_bot.review import import_decisions as apply_file
     from wikivel_bot.review import import_decisions_file, resolve_reviewer
 

@@ -166,11 +166,11 @@ def evaluate_live(obj: CliContext, generator_args: Tuple[str, ...], since: Optio
 
 @click.command("calibrate")
 @click.argument("results_paths", nargs=-1, required=True, type=_PATH, metavar="RESULTS.jsonl...")
-@click.option("--target", type=float, default=0.9, show_default=True,
+@click.option("--target", type=ranges.FINITE_FLOAT, default=0.9, show_default=True,
               help="Precision the accepted suggestions must reach on the calibration files.")
 @click.option("--hops", type=click.IntRange(0, 3), default=0, show_default=True,
               help="Hop credit for 'correct' (0: only the human item itself).")
-@click.option("--holdout", type=float, default=0.5, show_default=True,
+@click.option("--holdout", type=ranges.FINITE_FLOAT, default=0.5, show_default=True,
               help="Share of files held out to check the thresholds (split by a hash of the file id).")
 @click.option("--min-support", type=ranges.count(), default=10, show_default=True,
               help="Suggestions a threshold must accept to count (per super-category too).")

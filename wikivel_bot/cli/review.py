@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import click
 
+from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
 from wikivel_bot.cli.liveeval import review_calibrated_option
 from wikivel_bot.core.review_rules import ReviewFilter, parse_time_bound
@@ -21,7 +22,7 @@ from wikivel_bot.types import CandidateState, DecisionAction
 def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options that choose files and candidates (review and export)."""
     options = [
-        click.option("--min-score", type=float,
+        click.option("--min-score", type=ranges.FINITE_FLOAT,
                      help="Leave out candidates scoring below this (default: linker.min_score)."),
         click.option("--category", help="Only files in this category (exact name, no subcategories)."),
         click.option("--uploader", help="Only files uploaded by this user."),

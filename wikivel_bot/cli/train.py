@@ -5,6 +5,7 @@ torch is imported inside the commands only.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any, Optional, Tuple
@@ -25,12 +26,13 @@ def _show(progress: Optional[bool]) -> bool:
 
 
 def _fractions(text: str) -> Tuple[float, float, float]:
+    """``--split``'s three shares; float() reads nan and inf, which no share can be."""
     try:
         parts = tuple(float(p) for p in text.split(","))
     except ValueError:
         parts = ()
-    if len(parts) != 3:
-        raise UsageError(f"--split takes three shares like 0.8,0.1,0.1 (not {text!r})")
+    if len(parts) != 3 or not all(math.isfinite(p) for p in parts):
+        raise UsageError(f"--split takes three finite shares like 0.8,0.1,0.1 (not {text!r})")
     return parts[0], parts[1], parts[2]
 
 
@@ -256,18 +258,18 @@ def fetch(obj: CliContext, data_dir: Path, images_dir: Optional[Path], width: in
 @click.option("--threads", type=ranges.workers(0), help="CPU threads for torch (default: linker.threads).")
 @click.option("--epochs", type=ranges.count(1, 100_000), default=10, show_default=True, help="Most epochs to run.")
 @click.option("--batch-size", type=ranges.count(2, 65536), default=1024, show_default=True, help="(File, item) rows per batch (cascade: files per batch, at most 256).")
-@click.option("--lr", type=float, default=1e-3, show_default=True, help="AdamW learning rate of the heads.")
-@click.option("--text-lr", type=float, default=1e-5, show_default=True, help="Learning rate of the text encoder (naive-te).")
-@click.option("--weight-decay", type=float, default=0.01, show_default=True, help="AdamW weight decay.")
+@click.option("--lr", type=ranges.FINITE_FLOAT, default=1e-3, show_default=True, help="AdamW learning rate of the heads.")
+@click.option("--text-lr", type=ranges.FINITE_FLOAT, default=1e-5, show_default=True, help="Learning rate of the text encoder (naive-te).")
+@click.option("--weight-decay", type=ranges.FINITE_FLOAT, default=0.01, show_default=True, help="AdamW weight decay.")
 @click.option("--loss", type=click.Choice(["contrastive", "triplet"]), default=None,
               help="contrastive: relaxed multi-positive (§4.3); triplet: hinge on the hardest in-batch negative "
                    "[default: contrastive].")
-@click.option("--margin", type=float, default=0.2, show_default=True, help="Triplet margin.")
-@click.option("--temperature", type=float, default=0.07, show_default=True, help="Initial contrastive temperature.")
+@click.option("--margin", type=ranges.FINITE_FLOAT, default=0.2, show_default=True, help="Triplet margin.")
+@click.option("--temperature", type=ranges.FINITE_FLOAT, default=0.07, show_default=True, help="Initial contrastive temperature.")
 @click.option("--learn-temperature/--fixed-temperature", default=True, show_default=True, help="Learn the temperature.")
 @click.option("--target-hops", type=click.IntRange(0, 3), default=1, show_default=True,
               help="Items this many hops above or below a file's item are targets too (0: exact items only).")
-@click.option("--hop-weight", type=float, default=0.5, show_default=True, help="Target weight per hop: hop_weight ** hops.")
+@click.option("--hop-weight", type=ranges.FINITE_FLOAT, default=0.5, show_default=True, help="Target weight per hop: hop_weight ** hops.")
 @click.option("--rescale/--no-rescale", default=True, show_default=True, help="Weight rows by inverse batch frequency.")
 @click.option("--val-per-epoch", type=ranges.count(1, 1000), default=2, show_default=True, help="Validation passes per epoch.")
 @click.option("--patience", type=ranges.count(1, 100_000), default=4, show_default=True,

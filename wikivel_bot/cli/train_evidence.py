@@ -23,17 +23,17 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               help="Dataset directory to write (as `dataset synthetic`, plus evidence.jsonl and evidence_items.jsonl).")
 @click.option("--files", "n_files", type=ranges.count(20, 10**7), default=1200, show_default=True, help="Files to generate.")
 @click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Seed of the images, the evidence and the split.")
-@click.option("--category", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("--category", type=ranges.finite_range(0, 1), default=0.5, show_default=True,
               help="Share of files with a category linked to the item they depict.")
-@click.option("--category-label", type=click.FloatRange(0, 1), default=0.1, show_default=True,
+@click.option("--category-label", type=ranges.finite_range(0, 1), default=0.1, show_default=True,
               help="Share with an unlinked category named exactly like it.")
-@click.option("--link", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+@click.option("--link", type=ranges.finite_range(0, 1), default=0.3, show_default=True,
               help="Share with a description link to it.")
-@click.option("--identifier", type=click.FloatRange(0, 1), default=0.2, show_default=True,
+@click.option("--identifier", type=ranges.finite_range(0, 1), default=0.2, show_default=True,
               help="Share with an identifier template resolving to it.")
-@click.option("--misleading", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+@click.option("--misleading", type=ranges.finite_range(0, 1), default=0.3, show_default=True,
               help="Share with a category linked to an item they do NOT depict ('Photographs by X').")
-@click.option("--outside-label-set", type=click.FloatRange(0, 1), default=0.2, show_default=True,
+@click.option("--outside-label-set", type=ranges.finite_range(0, 1), default=0.2, show_default=True,
               help="Share of leaf items held out of the label set: only evidence can name them.")
 @click.option("--records", "records_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write candidate records for `train evidence`, with SIMULATED image scores.")
@@ -70,9 +70,9 @@ def synthetic_evidence(out_dir: Path, n_files: int, seed: int, category: float, 
                    "and whether the file depicts it; see docs/evidence.md).")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The checkpoint to write (JSON), for linker.evidence_model.")
-@click.option("--l2", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--l2", type=ranges.finite_range(0), default=1.0, show_default=True,
               help="L2 penalty on the standardised weights.")
-@click.option("--held-out", type=click.FloatRange(0, 1, max_open=True), default=0.25, show_default=True,
+@click.option("--held-out", type=ranges.finite_range(0, 1, high_open=True), default=0.25, show_default=True,
               help="Share of files kept out of the fit to check the calibration on.")
 @click.option("--seed", type=ranges.SEED, default=0, show_default=True, help="Which files are held out.")
 @click.option("--synthetic/--not-synthetic", default=None,

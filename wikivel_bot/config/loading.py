@@ -171,15 +171,25 @@ def _section_types() -> Dict[str, type]:
 
 
 def _read_toml(path: Path) -> Dict[str, Any]:
+    """The file's TOML tables. TOML is UTF-8 by definition; tomllib reports other bytes as a
+    bare UnicodeDecodeError (not a TOMLDecodeError), so they are decoded here to name the file
+    and the line in one error instead of a traceback."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"settings file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read settings file: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at line {line}): "
+                          "TOML files must be UTF-8; convert it, e.g. iconv -f latin1 -t utf-8") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
 def _split_env_name(name: str, sections: Mapping[str, type]) -> Tuple[str, str]:
@@ -216,7 +226,10 @@ def _coerce(cls: type, section: str, key: str, value: Any, source: str) -> Any:
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where} must be a number, not {value!r}")
-        return float(value)
+        try:
+            return _finite(float(value), where)
+        except OverflowError:  # an integer beyond any float (tomllib reads any length)
+            raise ConfigError(f"{where} must be a finite number, not {value!r}") from None
     if kind is str:
         if not isinstance(value, str):
             raise ConfigError(f"{where} must be a string, not {value!r}")
@@ -249,9 +262,10 @@ def _coerce_env(cls: type, section: str, key: str, text: str, name: str) -> Any:
             raise ConfigError(f"{where} must be an integer, not {text!r}") from None
     if kind is float:
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
             raise ConfigError(f"{where} must be a number, not {text!r}") from None
+        return _finite(number, f"{where}: {section}.{key}")
     if kind is str:
         return text
     parts = tuple(part.strip() for part in text.split(",") if part.strip())
@@ -265,6 +279,15 @@ def _coerce_env(cls: type, section: str, key: str, text: str, name: str) -> Any:
             rows.append(dict(zip(("template", "parameter", "property"), fields)))
         return rules_from_table(rows, f"{where}: {section}.{key}")
     return parts
+
+
+def _finite(number: float, where: str) -> float:
+    """Refuse NaN and the infinities for every float setting, whether or not it has a rule in
+    :data:`NUMERIC_RULES`: TOML spells them ``nan`` and ``inf`` and float() reads them from a
+    variable, and a NaN passes every range check (it compares false to everything)."""
+    if not math.isfinite(number):
+        raise ConfigError(f"{where} must be a finite number, not {number!r}")
+    return number
 
 
 def _holds_rules(kind: Any) -> bool:

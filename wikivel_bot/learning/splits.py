@@ -10,6 +10,7 @@ decisions are never on both sides of a cut.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Dict, List, Sequence, Tuple
 
 from wikivel_bot.errors import UsageError
@@ -20,12 +21,16 @@ DEFAULT_SHARES = (0.6, 0.2, 0.2)
 
 
 def parse_shares(text: str) -> Tuple[float, float, float]:
-    """``0.6,0.2,0.2`` → shares of train, calibration, evaluation (summing to 1)."""
+    """``0.6,0.2,0.2`` → shares of train, calibration, evaluation (summing to 1).
+
+    float() reads ``nan`` and ``inf``; a NaN passes both comparisons below (it compares false
+    to everything), so finiteness is checked first, or the split would fail deep inside."""
     try:
         parts = tuple(float(p) for p in text.split(","))
     except ValueError:
         parts = ()
-    if len(parts) != 3 or any(p <= 0 for p in parts) or abs(sum(parts) - 1.0) > 1e-6:
+    if (len(parts) != 3 or not all(math.isfinite(p) for p in parts) or any(p <= 0 for p in parts)
+            or abs(sum(parts) - 1.0) > 1e-6):
         raise UsageError(f"--split takes three positive shares summing to 1, like 0.6,0.2,0.2 (not {text!r})")
     return parts[0], parts[1], parts[2]
 
