@@ -97,6 +97,56 @@ def test_stored_evidence_reads_as_kind_and_texts_and_old_rows_as_image_only() ->
     assert odd.texts == (LINK_TEXT,) and odd.why() == f"{LINK_TEXT} (not in the label set)"
 
 
+def test_a_pair_added_by_hand_reads_as_added_by_hand_never_image_only() -> None:
+    from wikivel_bot.core.evidence_view import ADDED_BY_HAND, HAND_MARK
+
+    shown = shown_evidence(dict(HAND_MARK))
+    assert (shown.kind, shown.texts, shown.why()) == (ADDED_BY_HAND, (), "added by hand")
+    assert shown.as_json()["evidence_kind"] == "added by hand"
+
+
+def hand_approved_then_reverted(store: Store, page_id: int = 1) -> None:
+    """Q90 approved by hand (never suggested: no score, no linker), written, then reverted."""
+    from sqlalchemy import select
+
+    from wikivel_bot.queue.revert_queries import mark_reverted
+    from wikivel_bot.queue.tables import candidates as candidate_rows
+    from wikivel_bot.types import DecisionAction, Written
+
+    queue_file(store, page_id)
+    store.record_decision(page_id, "Q90", DecisionAction.APPROVE, "Ann", "cli")
+    with store.transaction() as conn:
+        cand = conn.execute(select(candidate_rows.c.id).where(candidate_rows.c.qid == "Q90")).scalar()
+    store.record_edit(cand, "b-20261101120000-0001", Written(revid=70, statement_id=f"M{page_id}$h1"),
+                      datetime(2026, 11, 1, 12, 0))
+    mark_reverted(store, cand, "b-20261101120000-0001", revid=71, statement_id=f"M{page_id}$h1")
+
+
+def test_a_hand_approved_reverted_pair_says_added_by_hand_in_the_exports(store: Store) -> None:
+    hand_approved_then_reverted(store)
+    everything = ReviewFilter(states=export_states("csv", ("all",)))
+    (shown,) = [c for f in iter_review_files(store, everything) for c in f.candidates if c.qid == "Q90"]
+    assert shown.score is None and shown.state.value == "reverted"
+    assert shown.evidence.why() == "added by hand"
+    out = io.StringIO(newline="")
+    write_export(iter_review_files(store, everything), "csv", out, partial(file_page_url),
+                 datetime(2026, 11, 2, tzinfo=timezone.utc))
+    rows = {r["qid"]: r for r in csv.DictReader(io.StringIO(out.getvalue()))}
+    assert (rows["Q90"]["evidence_kind"], rows["Q90"]["evidence"]) == ("added by hand", "added by hand")
+    assert rows["Q12518"]["evidence"] == "image only"  # a linked row without evidence still is
+
+
+def test_the_web_page_says_added_by_hand(webwiki, web_queue) -> None:  # noqa: F811
+    hand_approved_then_reverted(web_queue, 10001)
+    client = web_client(webwiki, web_queue)
+    cands = {c["item"]: c for c in client.get("/api/files/M10001").json["candidates"]}
+    assert (cands["Q90"]["score"], cands["Q90"]["why"], cands["Q90"]["evidence_kind"]) == \
+        (None, "added by hand", "added by hand")
+    page = client.get("/review?file=M10001").get_data(as_text=True)
+    assert "</span> added by hand</p>" in page and "score –" in page
+    assert page.count("</span> image only</p>") == 1  # Q12518's, not the hand-added pair's
+
+
 # --- suggest -----------------------------------------------------------------------------
 
 

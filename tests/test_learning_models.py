@@ -217,6 +217,26 @@ def test_a_gone_running_model_can_be_replaced_by_a_promotion(gone_env) -> None:
     assert run("models", "rollback").output == "running: first\n"
 
 
+def test_promoting_a_name_with_no_checkpoint_says_so_not_that_it_lost(gone_env) -> None:
+    """A typo, or a checkpoint deleted by hand, has no verdict: "did not win its judgement
+    ... use --force" would send the operator to force something that is not there."""
+    models, run = gone_env
+    for name in ("secnod", "second"):  # never there; its report.json stayed, model.pt is gone
+        refused = run("models", "promote", name)
+        assert refused.exit_code != 0
+        assert refused.output.splitlines() == [
+            f"error: no checkpoint '{name}' in models (checkpoints there: first, other); "
+            "`wikivel-bot models` lists them with their verdicts"], refused.output
+        assert "judgement" not in refused.output and "--force" not in refused.output
+        forced = run("models", "promote", name, "--force")
+        assert forced.exit_code != 0 and f"no checkpoint '{name}'" in forced.output
+    empty = models.parent / "empty"
+    empty.mkdir()
+    nothing = run("models", "--models-dir", str(empty), "promote", "a")
+    assert nothing.exit_code != 0 and "it holds no checkpoint yet" in nothing.output
+    assert [a["after"] for a in registry.audit_lines(models)] == ["first", "second"]  # nothing changed
+
+
 # -- the daemon's job --------------------------------------------------------------------------
 
 def _learning(**values: object):

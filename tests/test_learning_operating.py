@@ -247,3 +247,39 @@ def test_a_learned_models_suggestions_carry_its_calibrated_probability(env, tmp_
         # The checkpoint's Platt (12, -6) on the suggestion's cosine: the uncertainty order
         # then compares it with learning.threshold, like a verifier's probability.
         assert c["probability"] == pytest.approx(1 / (1 + math.exp(-(12.0 * c["score"] - 6.0))), abs=2e-4)
+
+
+def test_suggest_says_the_operating_threshold_dropped_everything(env, tmp_path) -> None:
+    """After a promotion the learned checkpoint's threshold replaces linker.min_score: a file
+    with nothing above it must say which threshold, and -v what was dropped and why, not
+    only "no suggestions left after the ranking rules"."""
+    from click.testing import CliRunner
+
+    from tests.linker_support import image_bytes
+    from wikivel_bot.cli import main
+
+    models, labels = env
+    _learned(models, "strict", labels, 2.0)   # above every cosine: nothing is suggested
+    registry.promote(models, "strict", by="test")
+    photo = tmp_path / "photo.jpg"
+    photo.write_bytes(image_bytes())
+    checkpoint = models / "strict" / registry.MODEL
+
+    plain = CliRunner().invoke(main, ["suggest", str(photo)], catch_exceptions=False)
+    assert plain.exit_code == 0, plain.output
+    (why,) = [line for line in plain.output.splitlines() if "(no suggestions" in line]
+    assert "below the operating threshold 2.0000 of the learned checkpoint" in why, why
+    assert str(checkpoint) in why and "which replaces linker.min_score 0.0500" in why
+    assert "; -v lists what was dropped and why" in why
+    scored = int(why.split("(no suggestions: ")[1].split(" of ")[1].split(" ")[0])
+    assert scored > 0 and f"{scored} of {scored} scored items" in why
+    assert "dropped Q" not in plain.output
+
+    verbose = CliRunner().invoke(main, ["suggest", "-v", str(photo)], catch_exceptions=False)
+    assert verbose.exit_code == 0, verbose.output
+    lines = verbose.output.splitlines()
+    dropped = [line for line in lines if line.startswith("    dropped Q")]
+    assert len(dropped) == scored, verbose.output
+    for line in dropped:
+        assert ": score " in line and "below the threshold 2.000" in line, line
+    assert "-v lists" not in verbose.output

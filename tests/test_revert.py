@@ -138,6 +138,32 @@ def test_revert_dry_run_cannot_be_bypassed(wiki, site, queue, clock) -> None:
     assert states(queue)[(10004, "Q146")] == "written"
 
 
+def test_reverting_a_dry_run_batch_says_it_was_a_dry_run(wiki, site, queue, clock) -> None:
+    """A dry run prints a batch id like a real write; reverting it must say nothing was
+    written, not "0 statements removed" as if the revert had failed."""
+    from pywikibot import config
+
+    approve(queue, 10004, "Q146")
+    approve(queue, 10001, "Q146")  # already depicted: skipped, in the dry run too
+    dry = StatementWriter(site, BATCH, ancestors_of, dry_run=True)
+    assert write_approved(queue, dry, batch_size=10, worker="dry", clock=clock).dry_run == 1
+    config.simulate = False  # the revert is a later process, not a dry run itself
+    rows_before = edit_rows(queue)
+
+    counters = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
+    assert counters.simulated == 1 and counters.reverted == 0
+    assert counters.lines() == [f"batch {BATCH}", "it was a dry run: its 1 statement was only simulated and "
+                                "nothing was written to the wiki, so there is nothing to revert"]
+    assert wiki.write_count() == 0 and edit_rows(queue) == rows_before
+    assert states(queue)[(10004, "Q146")] == "approved"
+    # A real batch whose statements are all reverted already is not called a dry run.
+    real = StatementWriter(site, OTHER, ancestors_of)
+    assert write_approved(queue, real, batch_size=10, worker="real", clock=clock).written == 1
+    assert revert_batch(RevertQueue(queue), StatementReverter(site), OTHER).reverted == 1
+    again = revert_batch(RevertQueue(queue), StatementReverter(site), OTHER)
+    assert again.simulated == 0 and "0 statements removed" in again.lines()
+
+
 def test_an_unknown_batch_is_an_error(queue) -> None:
     with pytest.raises(NotFound, match="b-nope"):
         RevertQueue(queue).written_statements("b-nope")

@@ -240,14 +240,44 @@ def test_the_toolforge_config_keeps_every_state_path_under_tool_data_dir() -> No
     for what, where in (("label index", f"{data}/cache/label-index"),
                         ("item thumbnails", f"{data}/cache/item-images"),
                         ("model weights", f"{data}/cache/huggingface/hub"),
-                        ("Hugging Face cache", f"{data}/cache/huggingface/hub"),
-                        ("label set", f"{data}/labels")):
+                        ("Hugging Face cache", f"{data}/cache/huggingface/hub")):
         assert f"#   {what}: {where}  (" in text, what
+    labels_dir = settings.linker.labels_dir
+    assert f"#   label set: {labels_dir or 'the starter set in the package'}  (" in text
     assert "WARNING" not in text
     # Without HF_HOME the weights would go to the pod's ~/.cache, lost at every restart.
     unset = "\n".join(state_path_lines(settings, {"TOOL_DATA_DIR": data, "HOME": "/home/wikivel"}))
     assert "Hugging Face cache: /home/wikivel/.cache/huggingface/hub" in unset
     assert "WARNING: not under $TOOL_DATA_DIR" in unset
+
+
+def test_the_toolforge_config_starts_as_a_dry_run_until_the_bot_request_allows_writing() -> None:
+    """docs/deploy.md asks for days of dry run before the bot request: the example config
+    a tool copies must not edit Commons, and must say when to change that."""
+    example = ROOT / "toolforge" / "wikivel.example.toml"
+    settings = load_settings(example, env={})
+    assert settings.write.dry_run is True or settings.write.enabled is False
+    text = example.read_text(encoding="utf-8")
+    write_section = text.split("[write]", 1)[1].split("\n[", 1)[0]
+    assert "Commons:Bots/Requests" in write_section and "dry_run = false" in write_section
+    flat = " ".join(DEPLOY.split())
+    assert "`[write] dry_run = true`" in flat and "`[write] dry_run = false`" in flat
+
+
+def test_the_toolforge_label_set_is_the_starter_set_or_built_by_a_documented_step() -> None:
+    """A labels_dir no step fills would stop the daemon at its first start: either the
+    starter set shipped in the package (empty), or docs/deploy.md builds it right there."""
+    from wikivel_bot.labels import default_label_set
+
+    settings = load_settings(ROOT / "toolforge" / "wikivel.example.toml", env={})
+    labels_dir = settings.linker.labels_dir
+    if labels_dir:
+        built = re.findall(r"wikivel-bot labels build [^`]*--out\s+(\S+)", DEPLOY)
+        assert labels_dir in [b.rstrip("`") for b in built], (
+            f"{labels_dir}: no step of docs/deploy.md builds the label set there")
+    else:
+        assert len(default_label_set(labels_dir)) > 0
+        assert "starter label set" in DEPLOY
 
 
 def test_caches_default_to_the_users_cache_directory(tmp_path: Path) -> None:
@@ -350,6 +380,30 @@ def test_bot_request_is_filled_in_from_the_configuration(tmp_path: Path) -> None
                 WIKIVEL_WRITE_BATCH_SIZE="1", WIKIVEL_DAEMON_LINK_INTERVAL_S="60")
     assert "edits per minute):''' 1 (" in slow.stdout
     assert "Stop page:''' (not set" in slow.stdout
+    # Everything filled in: stderr is silent. Placeholders left: one warning each, naming
+    # the setting, on stderr (stdout stays the text to paste).
+    assert "warning" not in out.stderr, out.stderr
+    assert [line for line in slow.stderr.splitlines() if line.startswith("warning: ")] == [
+        "warning: the operator is the placeholder 'User:YourName': set site.operator_contact "
+        "(or WIKIVEL_SITE_OPERATOR_CONTACT) to your own user page",
+        "warning: the stop page is not set: set daemon.stop_page (or WIKIVEL_DAEMON_STOP_PAGE), "
+        "e.g. User:<the bot account>/Stop, a page holding the run text"], slow.stderr
+    assert "* '''Operator:''' [[User:YourName]]" in slow.stdout and "warning" not in slow.stdout
+
+
+def test_bot_request_from_the_unfilled_examples_warns_about_each_placeholder(tmp_path: Path) -> None:
+    """The Toolforge example ships operator_contact = "User:YourName": copied and never
+    filled in, the request would go out naming nobody. No pywikibot account either."""
+    pwb = tmp_path / "pywikibot"
+    pwb.mkdir()
+    out = _cli(tmp_path, "config", "bot-request", PYWIKIBOT_DIR=str(pwb), PYWIKIBOT_NO_USER_CONFIG="2",
+               XDG_CACHE_HOME=str(tmp_path / "x"), WIKIVEL_CONFIG=str(ROOT / "toolforge" / "wikivel.example.toml"))
+    assert out.returncode == 0, out.stderr
+    assert "[[User:YourName]]" in out.stdout and "[[User:YourBot|YourBot]]" in out.stdout
+    warnings = [line for line in out.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2, out.stderr
+    assert "placeholder 'YourBot'" in warnings[0] and "usernames['commons']['commons']" in warnings[0]
+    assert "placeholder 'User:YourName'" in warnings[1] and "site.operator_contact" in warnings[1]
 
 
 # -- 8. a big backfill: the figures are the benchmark's -----------------------------------------

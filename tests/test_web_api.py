@@ -238,3 +238,49 @@ def test_the_review_page_shows_the_cascades_alpha_and_probability(webwiki, web_q
     assert (cands["Q144"]["alpha"], cands["Q144"]["probability"], cands["Q144"]["signals"]) == (None, None, "")
     page = client.get("/review?file=M10001").get_data(as_text=True)
     assert page.count('class="signals"') == 1 and "P 0.91, image 62% / text 38%" in page
+
+
+def test_a_written_pair_names_the_bot_as_its_author_and_the_reviewer_as_approver(webwiki, web_queue) -> None:
+    """The reviewer approved; the bot account made the edit. "written by Alice" would credit
+    a reviewer with an edit on the wiki they never made."""
+    from datetime import datetime
+
+    from sqlalchemy import select
+
+    from wikivel_bot.queue.tables import candidates, files
+    from wikivel_bot.types import Written
+
+    seed(web_queue)
+    client, token = logged_in(webwiki, web_queue)
+    assert post_decision(client, token, "M10001", "Q146", "prominent").status_code == 200
+    with web_queue.engine.connect() as conn:
+        cand = conn.execute(select(candidates.c.id).join(files, files.c.id == candidates.c.file_id)
+                            .where(files.c.page_id == 10001, candidates.c.qid == "Q146")).scalar()
+    web_queue.record_edit(cand, "b-20261125000000-0001", Written(revid=901, statement_id="M10001$w1"),
+                          datetime(2026, 11, 25))
+    shown = {c["item"]: c for c in client.get("/api/files/M10001").json["candidates"]}
+    assert shown["Q146"]["state"] == "written" and shown["Q146"]["reviewer"] == ALICE
+    assert shown["Q146"]["status"] == f"written by the bot account (prominent), approved by {ALICE}"
+    assert shown["Q144"]["status"] == ""  # still waiting: nothing to say
+    page = client.get("/review?file=M10001").get_data(as_text=True)
+    assert f"written by the bot account (prominent), approved by {ALICE}" in page
+    assert f"written by {ALICE}" not in page
+    # A decision on it meets the same words in the conflict message.
+    refused = post_decision(client, token, "M10001", "Q146", "reject")
+    body = refused.get_data(as_text=True)
+    assert refused.status_code == 409 and f"written by {ALICE}" not in body
+    assert f"is written by the bot account (prominent), approved by {ALICE} now" in refused.json["error"]
+
+
+def test_state_words_keep_the_reviewer_as_decider_and_the_bot_as_editor() -> None:
+    from wikivel_bot.core.review_rules import state_text
+    from wikivel_bot.types import CandidateState as S
+
+    assert state_text(S.APPROVED, "Ann", True) == "approved (prominent) by Ann"
+    assert state_text(S.REJECTED, "Bob") == "rejected by Bob"
+    assert state_text(S.PROPOSED, "Ann") == "proposed"
+    assert state_text(S.WRITTEN, "Ann") == "written by the bot account, approved by Ann"
+    assert state_text(S.REVERTED, "Ann", True) == "reverted: removed again by the bot account, approved by Ann"
+    assert state_text(S.WRITE_FAILED, "") == "write_failed: the bot's edit failed"
+    for state in S:
+        assert f"{state.value} by Ann" not in state_text(state, "Ann") or state in (S.APPROVED, S.REJECTED)

@@ -212,6 +212,11 @@ def test_write_and_revert_commands(wiki, site, db, tmp_path) -> None:
     assert wiki.write_count() == 0
     assert "1 dry-run (would have been written" in dry.output and "1 skipped" in dry.output
     assert states(store)[(10004, "Q146")] == "approved"  # the trial's approval is kept
+    dry_batch = edit_rows(store)[-1]["batch_id"]
+    nothing = runner.invoke(main, ["revert", "--batch", dry_batch], env=env)
+    assert nothing.exit_code == 0, nothing.output
+    assert "it was a dry run" in nothing.output and "nothing to revert" in nothing.output
+    assert "statements removed" not in nothing.output and wiki.write_count() == 0
 
     from pywikibot import config
 

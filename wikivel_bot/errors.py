@@ -16,6 +16,7 @@ exit code, so a user mistake never ends in a traceback::
     │   └── DumpError               a dump that cannot be read (truncated archive, ...)
     ├── LinkerError                 model, weights, checkpoint or label index problems
     └── WikiError                   talking to Commons / Wikidata failed
+        ├── WikiUnreachable         no connection to the wiki at all (the message says what to do)
         └── FileUnavailable         the file vanished, is not an image, or is corrupt
 """
 
@@ -98,6 +99,13 @@ class LinkerError(WikivelError):
 
 class WikiError(WikivelError):
     """A request to Commons or Wikidata failed in a way the caller must handle."""
+
+
+class WikiUnreachable(WikiError):
+    """No connection to the wiki could be made (name not resolved, connection refused, timed
+    out): the machine cannot reach it, so retrying will not help. Kept apart from other wiki
+    errors so the message can name the host and the way out (another wiki, or the offline
+    recipe) instead of urllib3's pool internals."""
 
 
 class FileUnavailable(WikiError):

@@ -143,7 +143,7 @@ def promote(ctx: click.Context, name: str, reason: str, force: bool) -> None:
     from wikivel_bot.learning import registry
 
     root = Path(ctx.meta["models_dir"])
-    registry.check_name(name)
+    registry.require_checkpoint(root, name)  # a missing one is not "did not win its judgement"
     outcome = registry.read_report(root / name).get("verdict", {}).get("outcome")
     if outcome != "promote" and not force:
         raise UsageError(f"{name} did not win its judgement (verdict: {outcome or 'none'}); "

@@ -136,8 +136,10 @@ def suggest(
             entries.extend(_file_entry(o, label_set, show_withheld) for o in outcomes)
         else:
             for outcome in outcomes:
-                _print_outcome(outcome, withheld_lines(outcome, label_set, verbose, show_withheld)
-                               if hasattr(outcome, "candidates") else [])
+                linked = hasattr(outcome, "candidates")
+                _print_outcome(outcome, withheld_lines(outcome, label_set, verbose, show_withheld) if linked else [],
+                               nothing_left_lines(outcome, built, settings.min_score, label_set, verbose,
+                                                  show_withheld) if linked else [])
         del group, outcomes
     if as_json:
         doc = _as_json(linker.description, label_set, index, entries)
@@ -206,8 +208,58 @@ def _print_header(description: Any, notices: Sequence[str] = ()) -> None:
         click.echo(notice)
 
 
-def _print_outcome(outcome: Any, withheld: Sequence[str] = ()) -> None:
-    """One file's table, then what the safety rules withheld (one by one with -v)."""
+def nothing_left_lines(outcome: Any, built: Any, min_score: float, label_set: Any, verbose: int,
+                       show_withheld: bool = False) -> List[str]:
+    """Why a linked file got no suggestion: which threshold dropped how many of its scored
+    items (a learned checkpoint's operating threshold replaces ``linker.min_score``, so the
+    setting the operator reads may not be the one that dropped them) and, with -v, every
+    dropped item with its score and reason. Items a safety rule covers are named only with
+    --show-withheld, as everywhere else.
+
+    :param built: the ``ReadyLinker`` (its rules, and the operating threshold if any).
+    :param min_score: ``linker.min_score`` as configured.
+    """
+    if outcome.candidates:
+        return []
+    from wikivel_bot.core.ranking import describe_item
+
+    dropped = list(outcome.ranking.dropped)
+    below = [d for d in dropped if d.reason.startswith("score ") and " below the threshold " in d.reason]
+    best = f"; the best scored {max(d.score for d in dropped):.4f}" if dropped else ""
+    hint = "" if verbose or not dropped else "; -v lists what was dropped and why"
+    threshold = built.rules.min_score
+    operating = getattr(built, "operating_threshold", None)
+    if below and operating is not None:
+        source = getattr(built, "operating_checkpoint", "") or "the learned checkpoint"
+        head = (f"(no suggestions: {len(below)} of {len(dropped)} scored items are below the operating "
+                f"threshold {threshold:.4f} of the learned checkpoint {source}, which replaces "
+                f"linker.min_score {min_score:.4f}{best}{hint})")
+    elif below:
+        head = (f"(no suggestions: {len(below)} of {len(dropped)} scored items are below linker.min_score "
+                f"{threshold:.4f}{best}{hint})")
+    else:
+        head = f"(no suggestions left after the ranking rules: {len(dropped)} dropped{best}{hint})"
+    lines = [f"  {head}"]
+    if verbose:
+        covered = 0
+        withheld = set(outcome.ranking.withheld)
+        for d in dropped:
+            if d in withheld:
+                continue  # withheld_lines shows these, in the safety rules' words
+            if d.rule and not show_withheld:
+                covered += 1  # a safety rule's item: counted, never named without --show-withheld
+                continue
+            label = describe_item(label_set, d.qid)[0]
+            name = f"{d.qid} ({label})" if label else d.qid
+            lines.append(f"    dropped {name} {d.score:.4f}: {d.reason}")
+        if covered:
+            lines.append(f"    and {covered} more that a safety rule covers too (--show-withheld names them)")
+    return lines
+
+
+def _print_outcome(outcome: Any, withheld: Sequence[str] = (), nothing_left: Sequence[str] = ()) -> None:
+    """One file's table, then what the safety rules withheld (one by one with -v); for a
+    file with no suggestion, why (``nothing_left``) instead of the table."""
     from wikivel_bot.core.review_rules import format_signals
 
     click.echo("")
@@ -216,7 +268,8 @@ def _print_outcome(outcome: Any, withheld: Sequence[str] = ()) -> None:
         click.echo(f"  not linked: {outcome.reason}")
         return
     if not outcome.candidates:
-        click.echo("  (no suggestions left after the ranking rules)")
+        for line in nothing_left or ["  (no suggestions left after the ranking rules)"]:
+            click.echo(line)
         for line in withheld:
             click.echo(line)
         return

@@ -153,6 +153,10 @@ def revert(obj: CliContext, batch_id: str, dry_run: bool) -> None:
 
     queue = RevertQueue(store)
     _check_batch(queue, batch_id)
+    simulated = r.simulated_batch(queue, batch_id)
+    if simulated:  # a dry run's batch: nothing on the wiki, so no wiki to open
+        _echo(r.RevertCounters(batch_id=batch_id, simulated=simulated).lines())
+        return
     site, _repo = _open_site(obj)
     reverter = r.StatementReverter(site, tags=settings.write.tags, dry_run=dry)
     counters = r.RevertCounters(batch_id=batch_id)

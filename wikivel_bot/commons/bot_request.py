@@ -11,7 +11,7 @@ writer's own summary builder.
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 from wikivel_bot import __version__
 from wikivel_bot.core.edit_rules import SummaryItem, group_summary
@@ -21,6 +21,11 @@ EXAMPLE_ITEMS = (SummaryItem("Q146", "house cat", True), SummaryItem("Q2934", "g
 EXAMPLE_BATCH = "b-20260101120000-1a2b"
 # Edits the test run during the request is sized at ("a few dozen").
 TEST_RUN_EDITS = 30
+# What the text says where a setting is missing: the example configs ship the same words
+# (toolforge/wikivel.example.toml has operator_contact = "User:YourName"), so a copied file
+# that was never filled in is caught too.
+PLACEHOLDER_ACCOUNT = "YourBot"
+PLACEHOLDER_OPERATOR = "User:YourName"
 
 
 def pywikibot_limits() -> Dict[str, Any]:
@@ -43,8 +48,8 @@ def edits_per_minute(settings: Any, put_throttle: float) -> float:
 
 def request_text(settings: Any, limits: Dict[str, Any]) -> str:
     """The wikitext of the request (``{{...}}`` fields Commons:Bots/Requests asks for)."""
-    account = limits["account"] or "YourBot"
-    operator = settings.site.operator_contact or "User:YourName"
+    account = limits["account"] or PLACEHOLDER_ACCOUNT
+    operator = settings.site.operator_contact or PLACEHOLDER_OPERATOR
     rate = edits_per_minute(settings, limits["put_throttle"])
     stop = settings.daemon.stop_page or "(not set: set daemon.stop_page before filing)"
     summary = group_summary(list(EXAMPLE_ITEMS), ["ExampleReviewer"], __version__, EXAMPLE_BATCH)
@@ -75,3 +80,23 @@ def request_text(settings: Any, limits: Dict[str, Any]) -> str:
         "~~~~",
     ]
     return "\n".join(lines) + "\n"
+
+
+def placeholders(settings: Any, limits: Dict[str, Any]) -> List[str]:
+    """One line per placeholder :func:`request_text` had to print, naming the setting to fill
+    in. The text is pasted into a public request: a ``[[User:YourName]]`` left in it names
+    nobody (or a stranger), so ``config bot-request`` warns on stderr instead of saying
+    nothing.
+    """
+    found = []
+    if not limits["account"] or limits["account"] == PLACEHOLDER_ACCOUNT:
+        found.append(f"the bot account is the placeholder {PLACEHOLDER_ACCOUNT!r}: set "
+                     "usernames['commons']['commons'] in pywikibot's user-config.py (in $PYWIKIBOT_DIR)")
+    operator = settings.site.operator_contact
+    if not operator or operator.strip() in (PLACEHOLDER_OPERATOR, f"[[{PLACEHOLDER_OPERATOR}]]"):
+        found.append(f"the operator is the placeholder {PLACEHOLDER_OPERATOR!r}: set site.operator_contact "
+                     "(or WIKIVEL_SITE_OPERATOR_CONTACT) to your own user page")
+    if not settings.daemon.stop_page:
+        found.append("the stop page is not set: set daemon.stop_page (or WIKIVEL_DAEMON_STOP_PAGE), "
+                     "e.g. User:<the bot account>/Stop, a page holding the run text")
+    return found

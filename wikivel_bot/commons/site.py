@@ -19,7 +19,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from typing import Any, Dict, List, Optional, Set, Tuple
+import socket
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
 import pywikibot
@@ -29,7 +31,7 @@ from pywikibot import family as pwb_family
 
 from wikivel_bot.commons.api import translated_errors
 from wikivel_bot.config import SiteSettings
-from wikivel_bot.errors import ConfigError, WikiError
+from wikivel_bot.errors import ConfigError, WikiError, WikiUnreachable
 from wikivel_bot.wikidata.agent import TOOL, tool_product, user_agent
 from wikivel_bot.wikidata.client import WikidataClient
 
@@ -69,7 +71,7 @@ def open_site(settings: SiteSettings, *, user: Optional[str] = None, check: bool
             repo_family, repo_code = family_for_url(settings.wikidata_api_url)
             items_from = (repo_code, repo_family.name)
         fam, code = family_for_url(settings.api_url, items_from=items_from)
-        with translated_errors(settings.api_url, "opening the site"):
+        with translated_errors(settings.api_url, "opening the site"), connecting(settings.api_url):
             site = pywikibot.Site(code, fam, user=user)
     else:
         try:
@@ -79,7 +81,7 @@ def open_site(settings: SiteSettings, *, user: Optional[str] = None, check: bool
                 f"site.name: unknown site {settings.name!r} "
                 f"(use commons, commons:test or commons:beta, or give --api-url)"
             ) from None
-        with translated_errors(settings.name, "opening the site"):
+        with translated_errors(settings.name, "opening the site"), connecting(settings.name):
             site = pywikibot.Site(code, name, user=user)
     _require_contact(site, settings)
     # Last: pywikibot's config is process-wide, and a site that failed to open must not
@@ -97,7 +99,8 @@ def open_repo(settings: SiteSettings, site: Any) -> Any:
     if settings.wikidata_api_url:
         _check_url(settings.wikidata_api_url, "site.wikidata_api_url")
         fam, code = family_for_url(settings.wikidata_api_url)
-        with translated_errors(settings.wikidata_api_url, "opening the Wikidata repository"):
+        with translated_errors(settings.wikidata_api_url, "opening the Wikidata repository"), \
+                connecting(settings.wikidata_api_url, variable="WIKIVEL_SITE_WIKIDATA_API_URL"):
             return pywikibot.Site(code, fam, user=site.username(), interface="DataSite")
     with translated_errors(site, "finding the Wikidata repository"):
         if hasattr(site, "get_repo_for_entity_type"):
@@ -178,9 +181,11 @@ def check_api(api_url: str, contact: str = "", timeout_s: float = 15.0) -> None:
     try:
         response = requests.get(api_url, params=params, timeout=timeout_s,
                                 headers={"User-Agent": user_agent(contact)})
+    except (requests.ConnectionError, requests.Timeout) as exc:
+        raise unreachable(api_url, exc) from None
     except requests.RequestException as exc:
         # The exception text repeats the URL and pool internals; its class says enough.
-        raise WikiError(f"cannot reach {api_url} ({type(exc).__name__})") from None
+        raise WikiError(f"cannot reach {shown_url(api_url)} ({type(exc).__name__})") from None
     try:
         data = response.json()
     except ValueError:
@@ -196,6 +201,100 @@ def check_api(api_url: str, contact: str = "", timeout_s: float = 15.0) -> None:
             f"{api_url} ({query['general'].get('sitename', '?')}) has no WikibaseMediaInfo: "
             "structured data (depicts) cannot be read or written there"
         )
+
+
+# What to do when no wiki answers: the settings variable, or the README's offline recipe
+# (a local test wiki), which is how this project runs on a machine without internet.
+OFFLINE_RECIPE = 'README.md, "Try it offline"'
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages show it: scheme, host, port and path, never a user name,
+    password or query string (a URL from the settings may carry credentials)."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.hostname:
+        return url.split("?", 1)[0].rsplit("@", 1)[-1]
+    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    return f"{parts.scheme}://{host}{parts.path}"
+
+
+def _nested(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every error inside it, outermost first: pywikibot wraps requests' error
+    in a builtin ConnectionError, requests wraps urllib3's MaxRetryError, which holds the
+    socket error as its ``reason``."""
+    seen: Set[int] = set()
+    queue: List[BaseException] = [exc]
+    while queue:
+        err = queue.pop(0)
+        if id(err) in seen:
+            continue
+        seen.add(id(err))
+        yield err
+        queue.extend(arg for arg in err.args if isinstance(arg, BaseException))
+        for attr in ("reason", "__cause__", "__context__"):
+            inner = getattr(err, attr, None)
+            if isinstance(inner, BaseException):
+                queue.append(inner)
+
+
+def connection_reason(exc: BaseException) -> str:
+    """Why no connection was made, in a few words (requests' and urllib3's own text is a
+    pool repr that says neither what failed nor what to do)."""
+    for err in _nested(exc):
+        name = type(err).__name__
+        if name == "NameResolutionError" or isinstance(err, socket.gaierror):
+            return "its name does not resolve: no DNS or no network"
+        if isinstance(err, ConnectionRefusedError):
+            return "connection refused: nothing listens there"
+        if isinstance(err, TimeoutError) or "Timeout" in name:
+            return "timed out"
+    for err in _nested(exc):
+        if type(err) is OSError and err.errno is not None:  # e.g. network unreachable
+            return os.strerror(err.errno)
+    return type(exc).__name__
+
+
+def _failed_host(exc: BaseException, default: str) -> str:
+    """The host a connection error was about (the request's URL, else urllib3's pool)."""
+    for err in _nested(exc):
+        url = getattr(getattr(err, "request", None), "url", None)
+        if url:
+            parts = urlsplit(str(url))
+            if parts.hostname:
+                return parts.hostname + (f":{parts.port}" if parts.port else "")
+        pool = getattr(err, "pool", None)
+        if pool is not None and getattr(pool, "host", None):
+            port = getattr(pool, "port", None)
+            return str(pool.host) + (f":{port}" if port and port not in (80, 443) else "")
+    return default
+
+
+def unreachable(target: str, exc: BaseException, *, variable: str = "WIKIVEL_SITE_API_URL") -> WikiUnreachable:
+    """The one message for a wiki this machine cannot connect to: which host, why in a few
+    words, and the two ways on (another wiki's URL in ``variable``, or the offline recipe).
+
+    :param target: the API URL or site name that was being opened.
+    """
+    if "://" in target:
+        what = f"cannot reach {shown_url(target)}"
+    else:  # a site name (commons, commons:test): name it, then the host it stands for
+        what = f"{target}: cannot reach {_failed_host(exc, target)}"
+    return WikiUnreachable(
+        f"{what} ({connection_reason(exc)}); set {variable} to the api.php URL "
+        f"of a wiki this machine can reach, or run the offline recipe ({OFFLINE_RECIPE})"
+    )
+
+
+@contextmanager
+def connecting(target: str, *, variable: str = "WIKIVEL_SITE_API_URL") -> Iterator[None]:
+    """Turn a failed connection inside the block into :func:`unreachable`'s message; other
+    errors pass on unchanged (to :func:`translated_errors`)."""
+    try:
+        yield
+    # requests' own errors, and the builtin ConnectionError pywikibot raises for a name
+    # that does not resolve (at once, without its retries).
+    except (requests.ConnectionError, requests.Timeout, ConnectionError) as exc:
+        raise unreachable(target, exc, variable=variable) from None
 
 
 def _check_url(url: str, key: str) -> None:

@@ -334,6 +334,32 @@ def _phrase(state: CandidateState) -> str:
     return _HANDLED.get(state, state.value)
 
 
+# States the writer put a pair in: the statement was written (or removed, or refused) by the
+# bot's account, and the pair's reviewer is the one who approved it, never its author.
+_BY_THE_BOT = {
+    CandidateState.WRITTEN: "written by the bot account",
+    CandidateState.REVERTED: "reverted: removed again by the bot account",
+    CandidateState.WRITE_SKIPPED: "write_skipped: the bot's re-check did not write it",
+    CandidateState.WRITE_FAILED: "write_failed: the bot's edit failed",
+}
+
+
+def state_text(state: CandidateState, reviewer: str = "", prominent: Optional[bool] = False) -> str:
+    """A pair's state in a reviewer's words: ``approved (prominent) by Ann``, ``rejected by
+    Bob``, ``written by the bot account (prominent), approved by Ann``.
+
+    The reviewer of a pair past approval decided it; the edit is the bot account's. Saying
+    "written by Ann" would credit a reviewer with an edit they never made (the review page,
+    the terminal review and conflict messages share these words; review.js mirrors them).
+    """
+    who = reviewer if state is not CandidateState.PROPOSED else ""
+    if state in _BY_THE_BOT:
+        text = _BY_THE_BOT[state] + (" (prominent)" if prominent and state is CandidateState.WRITTEN else "")
+        return text + (f", approved by {who}" if who else "")
+    text = state.value + (" (prominent)" if prominent and state is CandidateState.APPROVED else "")
+    return text + (f" by {who}" if who else "")
+
+
 def format_signals(alpha: Optional[float], probability: Optional[float]) -> str:
     """``"P 0.91, image 62% / text 38%"`` for a cascade suggestion; '' when it has neither."""
     parts = []

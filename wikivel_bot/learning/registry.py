@@ -184,9 +184,7 @@ def promote(models_dir: str | Path, name: str, *, by: str, reason: str = "") -> 
     :raises UsageError: no such checkpoint.
     """
     root = Path(models_dir)
-    check_name(name)
-    if not (root / name / MODEL).is_file():
-        raise UsageError(f"no checkpoint {name!r} in {root} (see `wikivel-bot models`)")
+    require_checkpoint(root, name)
     doc = read_registry(root)
     before = doc.get("running")
     if before == name:
@@ -230,6 +228,23 @@ def audit_lines(models_dir: str | Path) -> List[Dict[str, Any]]:
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def require_checkpoint(models_dir: str | Path, name: str) -> None:
+    """Refuse a NAME with no checkpoint in the models directory, before anything else is
+    said about it: a typo must not read as a checkpoint that lost its judgement.
+
+    :raises UsageError: not a name, or no ``NAME/model.pt``; the message lists the
+        checkpoints there are and where to see them (``wikivel-bot models``).
+    """
+    root = Path(models_dir)
+    check_name(name)
+    if (root / name / MODEL).is_file():
+        return
+    present = [e.name for e in list_models(root) if not e.missing]
+    there = f"checkpoints there: {', '.join(present)}" if present else "it holds no checkpoint yet"
+    raise UsageError(f"no checkpoint {name!r} in {root} ({there}); `wikivel-bot models` lists them "
+                     "with their verdicts")
 
 
 def check_name(name: str) -> None:

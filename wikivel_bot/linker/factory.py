@@ -132,6 +132,12 @@ class ReadyLinker:
     evidence: Optional[EvidenceSource] = None
     evidence_model: Optional["EvidenceModel"] = None
     category_label_match: bool = False
+    # When a learned checkpoint's operating threshold replaced linker.min_score in ``rules``:
+    # that threshold and the checkpoint (None, "": linker.min_score applies). Outputs that
+    # dropped everything say which threshold did it, since the setting the operator reads
+    # is then not the one in use.
+    operating_threshold: Optional[float] = None
+    operating_checkpoint: str = ""
 
     @property
     def description(self) -> LinkerDescription:
@@ -258,7 +264,8 @@ def build_ready_linker(
     linker = SetUpLinker(inner, setup_digest(setup))
     index = linker.attach(label_set, settings.linker.cache_dir, progress) if label_set is not None else None
     return ReadyLinker(linker=linker, rules=rules, index=index, setup=setup, evidence=evidence,
-                       evidence_model=model, category_label_match=label_match)
+                       evidence_model=model, category_label_match=label_match, operating_threshold=operating,
+                       operating_checkpoint=settings.linker.checkpoint if operating is not None else "")
 
 
 def resolved_setup(settings: Settings, linker: Linker, loader: Optional[ItemImageLoader],

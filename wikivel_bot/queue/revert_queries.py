@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import List, Optional
+from typing import Dict, List, Optional
 
-from sqlalchemy import exists, insert, select, update
+from sqlalchemy import exists, func, insert, select, update
 
 from wikivel_bot.errors import IllegalTransition, NotFound
 from wikivel_bot.queue.rows import to_db_time, utcnow
@@ -84,6 +84,15 @@ def written_statements(store: Store, batch_id: str) -> List[WrittenStatement]:
     ]
 
 
+def batch_outcomes(store: Store, batch_id: str) -> Dict[str, int]:
+    """{outcome: audit rows} of ``batch_id`` (``written``, ``dry_run``, ``skipped``, ...):
+    ``revert`` tells a dry-run batch, which wrote nothing, from one whose statements are gone."""
+    query = (select(edits.c.outcome, func.count()).where(edits.c.batch_id == batch_id)
+             .group_by(edits.c.outcome))
+    with store.transaction() as conn:
+        return {str(outcome): int(n) for outcome, n in conn.execute(query).all()}
+
+
 def mark_reverted(store: Store, candidate_id: int, batch_id: str, revid: int,
                   statement_id: str = "", started_at: Optional[datetime] = None) -> CandidateState:
     """Move a pair ``written`` → ``reverted`` and add a ``reverted`` edits row.
@@ -139,6 +148,9 @@ class RevertQueue:
 
     def written_statements(self, batch_id: str) -> List[WrittenStatement]:
         return written_statements(self.store, batch_id)
+
+    def batch_outcomes(self, batch_id: str) -> Dict[str, int]:
+        return batch_outcomes(self.store, batch_id)
 
     def mark_reverted(self, candidate_id: int, batch_id: str, revid: int, statement_id: str = "",
                       started_at: Optional[datetime] = None) -> CandidateState:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from wikivel_bot import __version__
 from wikivel_bot.commons.mediainfo import DEPICTS, load_mediainfo
@@ -64,6 +64,8 @@ class StatementRow(Protocol):
 
 class RevertStore(Protocol):
     def written_statements(self, batch_id: str) -> Sequence[StatementRow]: ...
+
+    def batch_outcomes(self, batch_id: str) -> Mapping[str, int]: ...
 
     def mark_reverted(self, candidate_id: int, batch_id: str, revid: int, statement_id: str = "",
                       started_at: Optional[datetime] = None) -> object: ...
@@ -186,6 +188,17 @@ def revert_groups(rows: Sequence[StatementRow], batch_id: str, version: str = __
     return out
 
 
+def simulated_batch(store: RevertStore, batch_id: str) -> int:
+    """How many statements ``batch_id`` only simulated, when it is a dry-run batch (it wrote
+    nothing, its audit rows are ``dry_run`` ones); 0 for any other batch. A dry run's batch
+    id is printed like a real one, so `revert --batch` must say there is nothing to undo
+    rather than "0 statements removed", which reads as a revert that failed."""
+    outcomes = store.batch_outcomes(batch_id)
+    if outcomes.get(EditOutcome.WRITTEN.value, 0):
+        return 0
+    return int(outcomes.get(EditOutcome.DRY_RUN.value, 0))
+
+
 @dataclass
 class RevertCounters:
     """What a revert run did; ``lines()`` is printed at exit."""
@@ -195,8 +208,15 @@ class RevertCounters:
     dry_run: int = 0
     left_alone: Counter = field(default_factory=Counter)
     failed: Counter = field(default_factory=Counter)
+    # The batch was a dry run: this many statements were only simulated (simulated_batch).
+    simulated: int = 0
 
     def lines(self) -> List[str]:
+        if self.simulated:
+            were = "statement was" if self.simulated == 1 else "statements were"
+            return [f"batch {self.batch_id}",
+                    f"it was a dry run: its {self.simulated} {were} only simulated and nothing was "
+                    "written to the wiki, so there is nothing to revert"]
         out = [f"batch {self.batch_id}", f"{self.reverted} statements removed"]
         if self.dry_run:
             out.append(f"{self.dry_run} dry-run (would have been removed)")
@@ -213,6 +233,8 @@ def revert_batch(store: RevertStore, reverter: StatementReverter, batch_id: str,
     A dry run records nothing at all: the pairs stay ``written`` and the audit trail shows
     no revert attempt, only the printed counters tell what would have happened.
 
+    A dry-run batch wrote nothing: the counters say so (``simulated``) and nothing is done.
+
     One removal edit per file (:func:`revert_groups`). Each edit's outcomes are committed
     before the next removal, so an interrupted revert can simply be run again: reverted pairs are no longer ``written`` and are not looked at twice.
 
@@ -222,7 +244,10 @@ def revert_batch(store: RevertStore, reverter: StatementReverter, batch_id: str,
     counters = counters if counters is not None else RevertCounters()
     counters.batch_id = batch_id
     record = not reverter.simulating()
-    for group in revert_groups(store.written_statements(batch_id), batch_id, reverter.version):
+    rows = store.written_statements(batch_id)
+    if not rows:
+        counters.simulated = simulated_batch(store, batch_id)
+    for group in revert_groups(rows, batch_id, reverter.version):
         started = datetime.now(timezone.utc)
         for row, outcome in reverter.revert_group(group, batch_id):
             if isinstance(outcome, DryRun):

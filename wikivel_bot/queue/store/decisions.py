@@ -20,6 +20,8 @@ from typing import Any, List, Optional, Set
 from sqlalchemy import ColumnElement, insert, select, update
 
 from wikivel_bot.core import states
+from wikivel_bot.core.evidence_view import HAND_MARK
+from wikivel_bot.core.review_rules import state_text
 from wikivel_bot.errors import DecisionConflict, IllegalTransition, NotFound, UsageError
 from wikivel_bot.queue.store.base import StoreBase
 from wikivel_bot.queue.tables import candidates, decisions, files
@@ -94,7 +96,7 @@ class DecisionsMixin(StoreBase):
                     insert(candidates).values(
                         file_id=file_id, qid=qid, state=CandidateState.PROPOSED.value,
                         prominent=0, attempts=0, created_at=now, updated_at=now,
-                        evidence={"source": "added by reviewer"},
+                        evidence=dict(HAND_MARK),  # read back as "added by hand", never "image only"
                     )
                 )
                 cand_id, now_is = _new_id(result), Seen()
@@ -240,9 +242,9 @@ class Seen:
         return not self.decided or self.reviewer == now.reviewer
 
     def describe(self) -> str:
-        """``approved (prominent) by Alice``, ``proposed``."""
-        text = self.state.value + (" (prominent)" if self.prominent and self.state is CandidateState.APPROVED else "")
-        return text + (f" by {self.reviewer}" if self.reviewer and self.state is not CandidateState.PROPOSED else "")
+        """``approved (prominent) by Alice``, ``proposed``, ``written by the bot account,
+        approved by Alice`` (``core.review_rules.state_text``)."""
+        return state_text(self.state, self.reviewer, self.prominent)
 
     def conditions(self) -> List[ColumnElement[bool]]:
         """The WHERE conditions of a compare-and-set on this state (``prominent`` known)."""

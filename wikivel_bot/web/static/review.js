@@ -29,7 +29,18 @@
   function seenOf(row) {
     return {state: row.dataset.state, reviewer: row.dataset.reviewer || null, prominent: row.dataset.prominent === "1"};
   }
+  /* The same words as core/review_rules.py state_text: past approval the edit is the bot
+     account's, and the reviewer is who approved it. */
+  var BY_THE_BOT = {
+    written: "written by the bot account",
+    reverted: "reverted: removed again by the bot account",
+    write_skipped: "write_skipped: the bot's re-check did not write it",
+    write_failed: "write_failed: the bot's edit failed"
+  };
   function described(state, reviewer, prominent) {
+    if (Object.prototype.hasOwnProperty.call(BY_THE_BOT, state)) {
+      return BY_THE_BOT[state] + (prominent && state === "written" ? " (prominent)" : "") + (reviewer ? ", approved by " + reviewer : "");
+    }
     return state + (prominent && state === "approved" ? " (prominent)" : "") + (reviewer ? " by " + reviewer : "");
   }
   function firstOpen(from) {
