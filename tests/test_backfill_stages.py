@@ -246,3 +246,18 @@ def test_an_actor_whose_preprocessing_differs_from_the_drivers_refuses_to_start(
     assert LinkStage(settings, steps.fingerprint).finish is not None  # the driver's own: fine
     with pytest.raises(LinkerError, match="preprocessing on this node differs"):
         LinkStage(settings, steps.fingerprint.replace("bicubic", "bilinear"))
+
+
+def test_a_stage_failure_names_our_error_whatever_its_class_is_called():
+    """Ray hands the driver a stage's exception as traceback text; ours is found in it by its
+    module, also when its class name does not end in "Error" (WikiUnreachable)."""
+    from wikivel_bot.backfill.raylogs import stage_failure
+
+    text = ("ray::MapBatches(resolve_batch)() (pid=1, ip=192.0.2.2)\n"
+            "  File \"stages.py\", line 10, in resolve_batch\n"
+            "wikivel_bot.errors.WikiUnreachable: cannot reach http://127.0.0.1:9/w/api.php (connection refused)")
+    error = stage_failure(RuntimeError(text), 0)
+    assert str(error).startswith("backfill stopped after 0 files: cannot reach http://127.0.0.1:9/w/api.php "
+                                 "(connection refused) (run again")
+    other = stage_failure(RuntimeError("ray::X()\nValueError: bad row"), 3)
+    assert "after 3 files: ValueError: bad row (" in str(other)

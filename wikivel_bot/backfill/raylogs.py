@@ -87,7 +87,9 @@ def quiet_run(ray_logs: bool) -> Iterator[None]:
 
 
 # An exception's own line in a traceback's text: ``package.module.SomeError: message``.
-_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\w*): (.+)$")
+# An exception line of a traceback: a class named like one (…Error, …Exception…), or any of
+# ours, whatever its name (``wikivel_bot.errors.WikiUnreachable``, ``FileUnavailable``).
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\w*|wikivel_bot\.[\w.]+): (.+)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
