@@ -94,7 +94,26 @@ def test_requirements_take_torch_from_the_cpu_index_with_setup_cfg_pins() -> Non
     # The project itself, with the extras the tool runs (linker, web, ToolsDB driver).
     (project,) = local
     extras = set(Requirement("wikivel-bot" + project[1:]).extras)
-    assert {"ml", "web", "mysql"} <= extras <= set(setup_cfg()["options.extras_require"])
+    assert {"ml", "web", "mysql", "backfill"} <= extras <= set(setup_cfg()["options.extras_require"])
+
+
+def test_the_image_carries_every_extra_its_jobs_and_web_need() -> None:
+    """Each job's command (and the Procfile's web) needs the extras its --help names
+    (cli/extras.py); the image installs them all, or that job could never start there."""
+    from wikivel_bot.cli.extras import COMMAND_EXTRAS
+
+    _, (project,), _ = requirements()
+    installed = set(Requirement("wikivel-bot" + project[1:]).extras)
+    commands = [shlex.split(job["command"])[1:] for job in jobs()] + [["web"]]
+    missing = []
+    for argv in commands:
+        words = [w for w in argv if not w.startswith("-")]
+        for length in (2, 1):  # "dataset build" before "dataset"
+            needed = COMMAND_EXTRAS.get(" ".join(words[:length]))
+            if needed is not None:
+                missing += [f"{' '.join(argv)}: {extra}" for extra in needed[0] if extra not in installed]
+                break
+    assert not missing, f"requirements.txt lacks: {missing}"
 
 
 def test_python_version_is_pinned_to_what_setup_cfg_supports() -> None:
