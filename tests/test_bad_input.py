@@ -210,7 +210,9 @@ def test_every_float_setting_refuses_nan_and_infinities_from_the_file_and_the_en
     assert not math.isinf(load_settings(env={}).linker.min_score)
 
 
-def _int_options() -> List[tuple]:
+def _options(kind: type) -> List[tuple]:
+    """Every option of every command whose click type is a ``kind``: (argv words to reach the
+    command, the option)."""
     from wikivel_bot.cli import main
 
     found = []
@@ -220,11 +222,16 @@ def _int_options() -> List[tuple]:
             for name, sub in command.commands.items():
                 walk(sub, path + [name])
         for param in command.params:
-            if isinstance(param.type, click.types.IntParamType) or isinstance(param.type, click.IntRange):
-                found.append((" ".join(path), param))
+            if isinstance(param.type, kind):
+                found.append((path, param))
 
-    walk(main, ["wikivel-bot"])
+    walk(main, [])
     return found
+
+
+def _int_options() -> List[tuple]:
+    # IntRange is an IntParamType, as FloatRange is a FloatParamType.
+    return [(" ".join(["wikivel-bot", *path]), param) for path, param in _options(click.types.IntParamType)]
 
 
 def test_every_integer_option_has_a_range_with_a_top() -> None:
@@ -241,21 +248,8 @@ def test_every_integer_option_has_a_range_with_a_top() -> None:
 
 
 def _float_options() -> List[tuple]:
-    """Every float option of every command: (argv to reach the command, the option)."""
-    from wikivel_bot.cli import main
-
-    found = []
-
-    def walk(command: click.Command, path: List[str]) -> None:
-        if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
-                walk(sub, path + [name])
-        for param in command.params:
-            if isinstance(param.type, click.types.FloatParamType):  # FLOAT and every FloatRange
-                found.append((path, param))
-
-    walk(main, [])
-    return found
+    """Every float option of every command (FLOAT and every FloatRange): (argv, the option)."""
+    return _options(click.types.FloatParamType)
 
 
 def test_every_float_option_refuses_nan_and_infinities(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

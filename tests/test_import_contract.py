@@ -277,7 +277,9 @@ LINKER = "wikivel_bot.linker"
 # Top floor first. A linker module may import linker modules on its own floor or below, never
 # above; the package's __init__ (the front door that re-exports the public names) stands
 # outside the floors and nothing in the room imports it.
-LINKER_FLOORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+# A room's floors, top first: (floor name, the first names under the room on that floor).
+Floors = Tuple[Tuple[str, Tuple[str, ...]], ...]
+LINKER_FLOORS: Floors = (
     ("factory", ("factory", "parity")),
     ("cascade", ("cascade",)),
     ("implementations", ("clip", "clip_backbone", "baselines", "checkpoint", "link", "evidence_link", "learned")),
@@ -286,13 +288,19 @@ LINKER_FLOORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
 )
 
 
-def linker_floor(module: str) -> int:
-    """The floor of a module of the linker room (0 = top); fails for a module on no floor."""
-    first = module[len(LINKER) + 1:].split(".")[0]
-    for number, (_, members) in enumerate(LINKER_FLOORS):
+def floor_of(module: str, room: str, floors: Floors, name: str) -> int:
+    """The floor of a module of ``room`` (0 = top), by the first name under the room; fails
+    for a module on no floor of ``floors`` (called ``name`` in the message)."""
+    first = module[len(room) + 1:].split(".")[0]
+    for number, (_, members) in enumerate(floors):
         if first in members:
             return number
-    raise AssertionError(f"{module} is on no floor of LINKER_FLOORS: give it one (and a row in docs/architecture.md)")
+    raise AssertionError(f"{module} is on no floor of {name}: give it one (and a row in docs/architecture.md)")
+
+
+def linker_floor(module: str) -> int:
+    """The floor of a module of the linker room (0 = top); fails for a module on no floor."""
+    return floor_of(module, LINKER, LINKER_FLOORS, "LINKER_FLOORS")
 
 
 def linker_modules(graph: Dict[str, Set[str]]) -> List[str]:
@@ -402,7 +410,7 @@ TRAIN = "wikivel_bot.train"
 # Top floor first, as in LINKER_FLOORS: a train module imports train modules on its own floor or
 # below. Learning from decisions on top (it fits the cascade's pair model and Naive CLIP's
 # heads); the dataset at the bottom (pure: building and reading it needs no model).
-TRAIN_FLOORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+TRAIN_FLOORS: Floors = (
     ("decisions", ("decisions",)),
     ("cascade and synthetic sets", ("cascade", "synthetic")),
     ("fitting loop and evidence model", ("fitting", "evidence")),
@@ -411,13 +419,8 @@ TRAIN_FLOORS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
 
 
 def train_floor(module: str) -> int:
-    """The floor of a module of the training room (0 = top); fails for a module on no floor."""
-    first = module[len(TRAIN) + 1:].split(".")[0]
-    for number, (_, members) in enumerate(TRAIN_FLOORS):
-        if first in members:
-            return number
-    raise AssertionError(f"{module} is on no floor of TRAIN_FLOORS: "
-                         "give it a sub-room (and a row in docs/architecture.md)")
+    """The floor of a module of the training room (0 = top); fails for a module in no sub-room."""
+    return floor_of(module, TRAIN, TRAIN_FLOORS, "TRAIN_FLOORS")
 
 
 def train_problems(graph: Dict[str, Set[str]]) -> List[str]:
