@@ -12,10 +12,10 @@ timing. Real pywikibot over HTTP against the local test wiki, a real SQLite queu
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
+from tests.writer_support import freeze_throttle_clock
 from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     REVIEWER,
     ancestors_of,
@@ -76,7 +76,7 @@ def at_point(point, hook, wiki, site, queue, monkeypatch):
         throttle = site.throttle
         monkeypatch.setattr(throttle, "writedelay", 5)
         monkeypatch.setattr(throttle, "maxdelay", 10)
-        throttle.last_write = time.time()
+        throttle.last_write = freeze_throttle_clock(monkeypatch).now  # a wait of writedelay, whatever the load
 
         def wait(seconds):
             if seconds > 0:

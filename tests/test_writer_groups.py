@@ -10,7 +10,6 @@ fixed by hooks in the queue and in pywikibot's throttle, not by timing.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -31,6 +30,7 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     targets,
     wiki,
 )
+from tests.writer_support import FrozenTime, freeze_throttle_clock
 from wikivel_bot.commons.writer.loop import write_approved
 from wikivel_bot.commons.writer.statement_writer import StatementWriter
 from wikivel_bot.types import DecisionAction, DryRun
@@ -95,15 +95,20 @@ def test_the_re_check_drops_present_more_specific_and_unapproved_pairs(wiki, sit
     assert bot_revisions(wiki) == audited_revisions(queue) == [edit.new_revid]
 
 
+@pytest.fixture
+def throttle_clock(monkeypatch) -> FrozenTime:
+    return freeze_throttle_clock(monkeypatch)
+
+
 def test_a_reject_during_the_throttle_wait_keeps_its_pair_out_of_the_edit(wiki, site, queue, clock,
-                                                                           monkeypatch) -> None:
+                                                                           monkeypatch, throttle_clock) -> None:
     """The last check comes after pywikibot's put-throttle wait: a reject that lands while
     the writer waits is honoured, and the request's own throttle wait is then zero."""
     approve_all(queue, 10004, ["Q146", "Q144", "Q3736439"])
     throttle = site.throttle
     monkeypatch.setattr(throttle, "writedelay", 5)
     monkeypatch.setattr(throttle, "maxdelay", 10)
-    throttle.last_write = time.time()
+    throttle.last_write = throttle_clock.now  # the last write was just now
     waits = []
 
     def wait(seconds: float) -> None:
@@ -117,7 +122,7 @@ def test_a_reject_during_the_throttle_wait_keeps_its_pair_out_of_the_edit(wiki, 
     counters = run(queue, site, clock)
 
     (positive,) = [w for w in waits if w > 0]  # one wait: the writer's; the request's was 0
-    assert 4 < positive <= 5
+    assert positive == 5  # writedelay after a write just now (the throttle's clock stands still)
     (edit,) = wiki.edits
     assert sorted(sent_items(edit)) == ["Q146", "Q3736439"]
     assert sorted(targets(depicts_on_wiki(wiki, 10004))) == ["Q146", "Q3736439"]
@@ -127,14 +132,14 @@ def test_a_reject_during_the_throttle_wait_keeps_its_pair_out_of_the_edit(wiki, 
 
 
 def test_a_switch_to_prominent_during_the_throttle_wait_is_written_as_prominent(
-        wiki, site, queue, clock, monkeypatch) -> None:
+        wiki, site, queue, clock, monkeypatch, throttle_clock) -> None:
     """A new decision ends the writer's claim: the pair leaves this edit and is written in
     the file's next edit with the rank the last decision asks for."""
     approve_all(queue, 10004, ["Q146", "Q144"])
     throttle = site.throttle
     monkeypatch.setattr(throttle, "writedelay", 5)
     monkeypatch.setattr(throttle, "maxdelay", 10)
-    throttle.last_write = time.time()
+    throttle.last_write = throttle_clock.now  # the last write was just now
     switch = [lambda: queue.record_decision(10004, "Q144", DecisionAction.APPROVE_PROMINENT, REVIEWER, "web")]
 
     def wait(seconds: float) -> None:

@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -257,3 +258,28 @@ class Human:
         change(data)
         self.wiki.store.set_entity(page, data, user=self.name, comment="manual edit")
         self.done.append(f"M{page_id}")
+
+
+class FrozenTime:
+    """The ``time`` module as pywikibot's throttle sees it, with its clock stopped: the put
+    throttle's wait is then exactly ``writedelay`` after the last write, however long a loaded
+    machine takes between a test's set-up and the writer's question (a test that asks for a
+    wait must get one, whatever the load)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def freeze_throttle_clock(monkeypatch: pytest.MonkeyPatch) -> FrozenTime:
+    """Stop the clock of ``pywikibot.throttle`` (only there) for the rest of the test."""
+    import pywikibot.throttle
+
+    frozen = FrozenTime(time.time())
+    monkeypatch.setattr(pywikibot.throttle, "time", frozen)
+    return frozen
