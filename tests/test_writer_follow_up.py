@@ -12,7 +12,6 @@ timing. Real pywikibot over HTTP against the local test wiki, a real SQLite queu
 
 from __future__ import annotations
 
-
 import pytest
 
 from tests.writer_support import freeze_throttle_clock

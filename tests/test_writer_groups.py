@@ -10,7 +10,6 @@ fixed by hooks in the queue and in pywikibot's throttle, not by timing.
 
 from __future__ import annotations
 
-
 import pytest
 
 from tests.writer_support import (  # noqa: F401 - fixtures are used by name
