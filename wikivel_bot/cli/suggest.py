@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import click
 
@@ -16,6 +16,9 @@ from wikivel_bot.config import LinkerSettings
 from wikivel_bot.core.evidence_view import shown_evidence
 from wikivel_bot.errors import UsageError
 from wikivel_bot.types import is_qid
+
+if TYPE_CHECKING:  # the linker (torch) loads only when a command links
+    from wikivel_bot.linker.factory import ReadyLinker
 
 
 # Unknown options pass through as sources: pywikibot generator arguments look like
@@ -208,7 +211,7 @@ def _print_header(description: Any, notices: Sequence[str] = ()) -> None:
         click.echo(notice)
 
 
-def nothing_left_lines(outcome: Any, built: Any, min_score: float, label_set: Any, verbose: int,
+def nothing_left_lines(outcome: Any, built: "ReadyLinker", min_score: float, label_set: Any, verbose: int,
                        show_withheld: bool = False) -> List[str]:
     """Why a linked file got no suggestion: which threshold dropped how many of its scored
     items (a learned checkpoint's operating threshold replaces ``linker.min_score``, so the
@@ -228,9 +231,8 @@ def nothing_left_lines(outcome: Any, built: Any, min_score: float, label_set: An
     best = f"; the best scored {max(d.score for d in dropped):.4f}" if dropped else ""
     hint = "" if verbose or not dropped else "; -v lists what was dropped and why"
     threshold = built.rules.min_score
-    operating = getattr(built, "operating_threshold", None)
-    if below and operating is not None:
-        source = getattr(built, "operating_checkpoint", "") or "the learned checkpoint"
+    if below and built.operating_threshold is not None:
+        source = built.operating_checkpoint or "the learned checkpoint"
         head = (f"(no suggestions: {len(below)} of {len(dropped)} scored items are below the operating "
                 f"threshold {threshold:.4f} of the learned checkpoint {source}, which replaces "
                 f"linker.min_score {min_score:.4f}{best}{hint})")
