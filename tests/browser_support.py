@@ -96,6 +96,9 @@ class WebServer:
                 return found.group(1).rstrip("/")
 
     def stop(self) -> None:
+        # The server's own log, into the test's captured stderr: pytest shows it only when the
+        # test failed, which is when a page that never came needs the server's side of it.
+        sys.stderr.write("wikivel-bot web log:\n" + "".join(self.log))
         self.proc.terminate()
         try:
             self.proc.wait(timeout=30)
