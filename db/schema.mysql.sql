@@ -185,3 +185,26 @@ ALTER TABLE web_sessions ADD COLUMN block_restrictions JSON;
 
 UPDATE alembic_version SET version_num='0010' WHERE alembic_version.version_num = '0009';
 
+-- Running upgrade 0010 -> 0011
+
+CREATE TABLE sends (
+    id BIGINT NOT NULL AUTO_INCREMENT, 
+    candidate_id BIGINT NOT NULL, 
+    statement_id VARCHAR(100) NOT NULL, 
+    batch_id VARCHAR(64) NOT NULL, 
+    worker VARCHAR(200) NOT NULL, 
+    sent_at DATETIME NOT NULL, 
+    answered_at DATETIME, 
+    settled_at DATETIME, 
+    settled_as VARCHAR(20), 
+    revid BIGINT, 
+    CONSTRAINT pk_sends PRIMARY KEY (id), 
+    CONSTRAINT fk_sends_candidate_id_candidates FOREIGN KEY(candidate_id) REFERENCES candidates (id) ON DELETE CASCADE
+)ENGINE=InnoDB CHARSET=utf8mb4 COLLATE utf8mb4_bin;
+
+CREATE INDEX ix_sends_settled_at ON sends (settled_at);
+
+CREATE INDEX ix_sends_candidate_id ON sends (candidate_id);
+
+UPDATE alembic_version SET version_num='0011' WHERE alembic_version.version_num = '0010';
+

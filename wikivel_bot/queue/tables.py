@@ -158,6 +158,33 @@ edits = Table(
     **MYSQL_TABLE_OPTIONS,
 )
 
+# Every write request, recorded (committed) before it leaves: the statement GUID it adds for
+# one pair, its batch and when it was sent. MediaWiki finishes a POST after the client hung
+# up, so an edit whose answer never came (a timeout, a kill -9) may land minutes later; such
+# a send stays *unsettled* (``settled_at`` NULL) until a re-read of the file decides it:
+# its GUID shows up (recorded ``written`` as applied late, then the pair's last decision is
+# honoured by a follow-up) or the horizon passes without it (``not_applied``). A ``written``
+# edits row for the GUID settles it as ``applied`` in the same transaction; an error answer
+# marks it ``answered_at``, so a re-read settles it at once.
+sends = Table(
+    "sends",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("candidate_id", Id, ForeignKey("candidates.id", ondelete="CASCADE"), nullable=False),
+    Column("statement_id", String(100), nullable=False),
+    Column("batch_id", String(64), nullable=False),
+    Column("worker", String(200), nullable=False),
+    Column("sent_at", DateTime, nullable=False),
+    Column("answered_at", DateTime, nullable=True),
+    Column("settled_at", DateTime, nullable=True),
+    # applied | applied_late | not_applied (NULL while unsettled)
+    Column("settled_as", String(20), nullable=True),
+    Column("revid", BigInteger, nullable=True),
+    Index("ix_sends_settled_at", "settled_at"),
+    Index("ix_sends_candidate_id", "candidate_id"),
+    **MYSQL_TABLE_OPTIONS,
+)
+
 cursors = Table(
     "cursors",
     metadata,

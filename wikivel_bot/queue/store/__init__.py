@@ -18,6 +18,8 @@ read on its own:
 * ``decisions`` — reviewers' decisions, their undo, ``rejected_items``;
 * ``claims`` — claiming approved pairs, confirming, renewing and releasing leases;
 * ``writes`` — recording write outcomes, the audit trail;
+* ``sends`` — every write request noted before it leaves, settled by its answer or a
+  re-read (a request without an answer may land late);
 * ``follow_ups`` — statements a decision made after their edit left no longer wants as they
   are (removed again, or their rank changed), with :class:`FollowUp`;
 * ``cursors`` — poll cursors and per-state counts;
@@ -35,13 +37,14 @@ from wikivel_bot.queue.store.evidence_cache import EvidenceCacheMixin
 from wikivel_bot.queue.store.files import FilesMixin
 from wikivel_bot.queue.store.follow_ups import FollowUp, FollowUpsMixin
 from wikivel_bot.queue.store.linking import FileOutcome, LinkingMixin
+from wikivel_bot.queue.store.sends import SendsMixin, UnsettledSend
 from wikivel_bot.queue.store.writes import WritesMixin
 
 # Names callers import from here; FileOutcome lives in linking.py.
-__all__ = ["FileOutcome", "FollowUp", "Store"]
+__all__ = ["FileOutcome", "FollowUp", "Store", "UnsettledSend"]
 
 
-class Store(FilesMixin, LinkingMixin, DecisionsMixin, ClaimsMixin, WritesMixin, FollowUpsMixin,
+class Store(FilesMixin, LinkingMixin, DecisionsMixin, ClaimsMixin, SendsMixin, WritesMixin, FollowUpsMixin,
             CursorsMixin, EvidenceCacheMixin):
     """The queue on one database. Safe to share between threads of one process.
 

@@ -18,10 +18,12 @@ from wikivel_bot.core import states
 from wikivel_bot.errors import IllegalTransition, LeaseLost, NotFound
 from wikivel_bot.queue.rows import to_db_time
 from wikivel_bot.queue.store.base import StoreBase
-from wikivel_bot.queue.tables import candidates, edits, files
+from wikivel_bot.queue.tables import candidates, edits, files, sends
 from wikivel_bot.types import CandidateState, DryRun, Failed, Skipped, Written
 
 Outcome = Union[Written, Skipped, Failed, DryRun]
+# How a send was settled (``sends.settled_as``).
+APPLIED, APPLIED_LATE, NOT_APPLIED = "applied", "applied_late", "not_applied"
 
 
 class WritesMixin(StoreBase):
@@ -50,49 +52,70 @@ class WritesMixin(StoreBase):
         """
         now = self._now()
         with self.transaction() as conn:
-            row = conn.execute(
-                select(candidates.c.state, candidates.c.attempts, candidates.c.claimed_by)
-                .where(candidates.c.id == candidate_id)
-                .with_for_update()
-            ).first()
-            if row is None:
-                raise NotFound(f"no candidate {candidate_id}")
-            made = isinstance(outcome, Written)
-            if worker is not None and not made and (row.claimed_by != worker
-                                                    or row.state != CandidateState.APPROVED.value):
-                raise LeaseLost(f"candidate {candidate_id} is no longer claimed by {worker}")
-            attempt = row.attempts + 1
-            target, retry_at, kind = _edit_target(outcome, attempt, max_attempts, now)
-            current = CandidateState(row.state)
-            if made and current is not CandidateState.APPROVED:
-                target = current  # a human's later decision stands; the edit is recorded
-            elif target is not current and target not in states.CANDIDATE_MOVES[current]:
-                raise IllegalTransition(f"candidate {candidate_id} is {current.value}, not approved")
-            values: Dict[str, Any] = dict(
-                state=target.value, attempts=attempt, retry_after=retry_at,
-                claimed_by=None, claimed_at=None, updated_at=now,
+            return self._record_edit_in(conn, candidate_id, batch_id, outcome, started_at,
+                                        max_attempts, worker, now)
+
+    def _record_edit_in(self, conn: Any, candidate_id: int, batch_id: str, outcome: Outcome,
+                        started_at: object, max_attempts: int, worker: Optional[str],
+                        now: Any) -> CandidateState:
+        """:meth:`record_edit` inside the caller's transaction (``sends`` records a late
+        edit in the transaction that settles its send)."""
+        row = conn.execute(
+            select(candidates.c.state, candidates.c.attempts, candidates.c.claimed_by)
+            .where(candidates.c.id == candidate_id)
+            .with_for_update()
+        ).first()
+        if row is None:
+            raise NotFound(f"no candidate {candidate_id}")
+        made = isinstance(outcome, Written)
+        if worker is not None and not made and (row.claimed_by != worker
+                                                or row.state != CandidateState.APPROVED.value):
+            raise LeaseLost(f"candidate {candidate_id} is no longer claimed by {worker}")
+        attempt = row.attempts + 1
+        target, retry_at, kind = _edit_target(outcome, attempt, max_attempts, now)
+        current = CandidateState(row.state)
+        if made and current is CandidateState.WRITE_FAILED:
+            # The edit a writer gave up on landed after all (``sends``): the approval it
+            # carried out is done.
+            current = CandidateState.APPROVED
+        if made and current is not CandidateState.APPROVED:
+            target = current  # a human's later decision stands; the edit is recorded
+        elif target is not current and target not in states.CANDIDATE_MOVES[current]:
+            raise IllegalTransition(f"candidate {candidate_id} is {current.value}, not approved")
+        values: Dict[str, Any] = dict(
+            state=target.value, attempts=attempt, retry_after=retry_at,
+            claimed_by=None, claimed_at=None, updated_at=now,
+        )
+        if made and current is not CandidateState.APPROVED:
+            # Not ours to move: only our own claim (if any) is given back.
+            values = dict(updated_at=now, attempts=attempt)
+            if row.claimed_by is None or row.claimed_by == worker:
+                values.update(claimed_by=None, claimed_at=None)
+        if isinstance(outcome, DryRun):
+            # Only an audit record: the approval stays for a later real write, and a
+            # simulation is no attempt at writing.
+            values.update(attempts=row.attempts, retry_after=None, simulated_at=now)
+        conn.execute(update(candidates).where(candidates.c.id == candidate_id).values(**values))
+        # A write recovered after a crash belongs to the run whose summary names it.
+        recorded_batch = getattr(outcome, "batch_id", "") or batch_id
+        conn.execute(
+            insert(edits).values(
+                candidate_id=candidate_id, batch_id=recorded_batch, outcome=kind,
+                revid=getattr(outcome, "revid", None),
+                statement_id=getattr(outcome, "statement_id", None) or None,
+                rank=getattr(outcome, "rank", "") or None,
+                error=getattr(outcome, "reason", None), attempt=attempt,
+                started_at=to_db_time(started_at), finished_at=now,  # type: ignore[arg-type]
             )
-            if made and current is not CandidateState.APPROVED:
-                # Not ours to move: only our own claim (if any) is given back.
-                values = dict(updated_at=now, attempts=attempt)
-                if row.claimed_by is None or row.claimed_by == worker:
-                    values.update(claimed_by=None, claimed_at=None)
-            if isinstance(outcome, DryRun):
-                # Only an audit record: the approval stays for a later real write, and a
-                # simulation is no attempt at writing.
-                values.update(attempts=row.attempts, retry_after=None, simulated_at=now)
-            conn.execute(update(candidates).where(candidates.c.id == candidate_id).values(**values))
-            # A write recovered after a crash belongs to the run whose summary names it.
-            recorded_batch = getattr(outcome, "batch_id", "") or batch_id
+        )
+        if made and getattr(outcome, "statement_id", ""):
+            # The statement is on the wiki and in the audit: every request that carried it
+            # is settled (``sends``), so no later re-read records it a second time.
             conn.execute(
-                insert(edits).values(
-                    candidate_id=candidate_id, batch_id=recorded_batch, outcome=kind,
-                    revid=getattr(outcome, "revid", None),
-                    statement_id=getattr(outcome, "statement_id", None) or None,
-                    rank=getattr(outcome, "rank", "") or None,
-                    error=getattr(outcome, "reason", None), attempt=attempt,
-                    started_at=to_db_time(started_at), finished_at=now,  # type: ignore[arg-type]
-                )
+                update(sends).where(sends.c.candidate_id == candidate_id,
+                                    sends.c.statement_id == outcome.statement_id,
+                                    sends.c.settled_at.is_(None))
+                .values(settled_at=now, settled_as=APPLIED, revid=getattr(outcome, "revid", None))
             )
         return target
 
