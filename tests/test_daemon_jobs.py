@@ -14,6 +14,7 @@ from typing import List
 import pytest
 
 from tests.db_support import open_store
+from wikivel_bot.commons.writer.stop_page import WritingPaused
 from wikivel_bot.config import Settings
 from wikivel_bot.daemon.scheduler import Daemon, Parts
 from wikivel_bot.errors import WikiError
@@ -40,7 +41,7 @@ def make(tmp_path: Path, write, stop_check, calls: List[str]) -> Daemon:
     migrate.upgrade(store.engine)
     parts = Parts(store=store, poll=lambda: None, fetch=lambda n: Counters(0), link=lambda n: Counters(0),
                   write=write, stop_check=stop_check, maintenance=lambda: None, description={},
-                  fatal_write_errors=(Blocked,))
+                  fatal_write_errors=(Blocked,), pause_errors=(WritingPaused,))
     settings = Settings().replace("write", batch_size=5)
     return Daemon(settings, parts, write_interval_s=1)
 
@@ -55,6 +56,28 @@ def test_stop_page_pauses_and_is_logged_once(tmp_path: Path, caplog: pytest.LogC
     assert calls == []
     assert monitor.get_states(daemon.parts.store)["writing"]["paused"] is True
     assert sum("outcome=paused" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_stop_page_read_before_an_edit_pauses_writing_not_for_good(tmp_path: Path) -> None:
+    """The writer reads the stop page again right before each edit (stop_page.StopGuard):
+    a stop there pauses like one read at the round's start, and the next round writes."""
+    calls: List[str] = []
+    stop = ["stop"]
+
+    def write(n: int) -> Counters:
+        calls.append("write")
+        if stop:
+            stop.pop()
+            raise WritingPaused("writing paused: stop page User:Bot/stop says 'stop'")
+        return Counters(0)
+
+    daemon = make(tmp_path, write, lambda: Check(False), calls)
+    daemon.write_job()
+    state = monitor.get_states(daemon.parts.store)["writing"]
+    assert state["paused"] is True and "says 'stop'" in state["reason"]
+    daemon.write_job()
+    assert calls == ["write", "write"]
+    assert monitor.get_states(daemon.parts.store)["writing"]["paused"] is False
 
 
 def test_a_fatal_write_error_stops_writing_until_restart(tmp_path: Path) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 
 from wikivel_bot.core.edit_rules import (
-    COMMENT_LIMIT,
-    SUMMARY_LIMIT,
     SummaryItem,
     group_summary,
     plan_edit,
     summary_fits,
+    summary_limit,
 )
 from wikivel_bot.types import Depiction, MediaFile
 
@@ -68,12 +67,13 @@ def test_labels_cannot_become_wikitext() -> None:
 
 def test_long_summaries_shorten_labels_and_names_never_ids() -> None:
     items = [SummaryItem(f"Q{1000000 + i}", "a rather long label " * 5, prominent=i % 2 == 0)
-             for i in range(9)]
+             for i in range(7)]
     text = group_summary(items, ["R" * 300, "Bob"], "0.1.0", "b-20261121000000-abcd")
-    assert len(text) <= SUMMARY_LIMIT <= COMMENT_LIMIT - 30  # room for Wikibase's auto comment
+    # Room for Wikibase's autocomment of a 7-statement edit (about 90 characters).
+    assert len(text) <= summary_limit(items) <= 500 - 85
     for item in items:
         assert f"[[d:{item.qid}|{item.qid}]]" in text
-    assert text.count("…") >= 9 and "[[User:Bob]]" in text
+    assert text.count("…") >= 7 and "[[User:Bob]]" in text
     # The long name is shortened as plain text, never a link to a user who does not exist.
     assert "approved by RRR" in text and "[[User:R" not in text
     assert text.endswith(" (wikivel-bot 0.1.0, batch b-20261121000000-abcd)")
@@ -82,6 +82,6 @@ def test_long_summaries_shorten_labels_and_names_never_ids() -> None:
 def test_too_many_items_for_one_summary_do_not_fit() -> None:
     items = [SummaryItem(f"Q{1000000000 + i}", prominent=True) for i in range(20)]
     assert not summary_fits(items, ["Ann"], "0.1.0", "b-1")
-    assert summary_fits(items[:8], ["Ann"], "0.1.0", "b-1")
+    assert summary_fits(items[:7], ["Ann"], "0.1.0", "b-1")
     with pytest.raises(ValueError):
         group_summary(items, ["Ann"], "0.1.0", "b-1")

@@ -536,3 +536,46 @@ def test_the_moved_modules_left_nothing_behind() -> None:
     loose = {"writer.py", "write_loop.py", "edit_group.py", "edit_send.py", "one_shot.py", "follow_up.py",
              "revert.py", "write_outcomes.py", "stop_page.py"}
     assert not loose & {p.name for p in (PACKAGE / "commons").glob("*.py")}
+
+
+# -- the web and the resident suggestion service ------------------------------------------------
+
+# The web process serves the review page without the ML extras: it imports neither the linker
+# (torch), nor the wiki's adapters (pywikibot), nor the learning room, nor the resident
+# service that holds the linker. The CLI builds the service and hands it to create_app.
+WEB = "wikivel_bot.web"
+WEB_NEVER = ("wikivel_bot.linker", "wikivel_bot.commons", "wikivel_bot.learning", "wikivel_bot.resident",
+             "wikivel_bot.daemon", "wikivel_bot.cli")
+RESIDENT = "wikivel_bot.resident"
+# The resident service sits above the linker and the wiki's readers, below the CLI and the web's
+# caller: never the web, the CLI, the daemon, the learning room or the writer.
+RESIDENT_NEVER = ("wikivel_bot.web", "wikivel_bot.cli", "wikivel_bot.daemon", "wikivel_bot.learning",
+                  "wikivel_bot.commons.writer")
+
+
+def web_and_resident_problems(graph: Dict[str, Set[str]]) -> List[str]:
+    problems = []
+    for module, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            if is_inside(module, (WEB,)) and is_inside(dep, WEB_NEVER):
+                problems.append(f"{module} imports {dep}: the web gets the linker from the CLI (create_app(suggester=))")
+            if is_inside(module, (RESIDENT,)) and is_inside(dep, RESIDENT_NEVER):
+                problems.append(f"{module} imports {dep}, a room the resident service may not enter")
+            if is_inside(dep, (RESIDENT,)) and not is_inside(module, (RESIDENT, "wikivel_bot.cli")):
+                problems.append(f"{module} imports {dep}: only the CLI builds the resident service")
+    return problems
+
+
+def test_the_web_holds_no_linker_and_the_resident_service_no_web() -> None:
+    problems = web_and_resident_problems(package_graph())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_web_and_resident_rule_catches_a_climb() -> None:
+    graph = {"wikivel_bot.web.suggest": {"wikivel_bot.linker.factory", "wikivel_bot.queue.web_queries"},
+             "wikivel_bot.web.app": {"wikivel_bot.resident.service"},
+             "wikivel_bot.resident.service": {"wikivel_bot.web.context", "wikivel_bot.linker"},
+             "wikivel_bot.daemon.parts": {"wikivel_bot.resident.service"},
+             "wikivel_bot.cli.resident": {"wikivel_bot.resident.service"}}
+    # web.app's import breaks both rules (the web holds no linker; only the CLI builds the service).
+    assert len(web_and_resident_problems(graph)) == 5

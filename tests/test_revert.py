@@ -10,6 +10,8 @@ from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     ancestors_of,
     approve,
     approve_all,
+    audited_revisions,
+    bot_revisions,
     clock,
     depicts_on_wiki,
     edit_rows,
@@ -240,4 +242,59 @@ def test_many_statements_of_one_file_are_removed_in_edits_whose_comment_fits() -
     for group in groups:
         assert len({r.page_id for r in group}) == 1
         summary = revert_summary([r.qid for r in group], BATCH)
-        assert len(summary) + removal_comment_room(len(group)) <= 500
+        assert len(summary) + removal_comment_room([r.qid for r in group]) <= 500
+
+
+@pytest.fixture
+def read_timeout(monkeypatch: pytest.MonkeyPatch):
+    """``read_timeout(fault)``: pywikibot gives up after 0.5 s on the answer the wiki holds
+    (that one only) and would resend at once (``max_retries`` 3, no wait)."""
+    from pywikibot import config
+
+    from tests.late_answers import short_read_timeout_for
+
+    monkeypatch.setattr(config, "max_retries", 3)
+    monkeypatch.setattr(config, "retry_wait", 0)
+    monkeypatch.setattr(config, "retry_max", 0)
+    return lambda fault: short_read_timeout_for(monkeypatch, fault)
+
+
+def test_revert_sends_once_and_records_an_applied_removal_whose_answer_was_lost(
+        wiki, site, queue, clock, read_timeout) -> None:
+    """pywikibot's removeClaims resent the removal after a read timeout; Wikibase answered the
+    resend (stale baserevid, statement gone) with an edit conflict, and the removal that was
+    applied was recorded as failed. Sent once, the re-read settles it."""
+    approve_all(queue, 10004, ["Q146", "Q144"])
+    assert write_batch(queue, site, clock, BATCH).written == 2
+    held = wiki.faults.add("wbremoveclaims", "hold_response", title="M10004", seconds=120)
+    read_timeout(held)
+
+    counters = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
+
+    assert held.fired == 1 and len(wiki.recorder.api_requests("wbremoveclaims")) == 1  # never resent
+    assert depicts_on_wiki(wiki, 10004) == []
+    (removal,) = [e for e in wiki.edits if e.action == "wbremoveclaims"]
+    assert counters.reverted == 2 and not counters.failed and not counters.left_alone
+    reverted = [r for r in edit_rows(queue) if r["outcome"] == "reverted"]
+    assert {(r["qid"], r["revid"]) for r in reverted} == {("Q146", removal.new_revid),
+                                                         ("Q144", removal.new_revid)}
+    assert {states(queue)[(10004, q)] for q in ("Q146", "Q144")} == {"reverted"}
+    assert bot_revisions(wiki) == audited_revisions(queue)
+
+
+def test_revert_without_an_answer_and_nothing_applied_is_a_retry_not_a_resend(
+        wiki, site, queue, clock, read_timeout) -> None:
+    approve(queue, 10004, "Q146")
+    assert write_batch(queue, site, clock, BATCH).written == 1
+    # The wiki stalls before removing anything (until the test ends).
+    stalled = wiki.faults.add("wbremoveclaims", "timeout", title="M10004", seconds=120, times=1)
+    read_timeout(stalled)
+
+    first = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
+
+    assert stalled.fired == 1 and len(wiki.recorder.api_requests("wbremoveclaims")) == 1
+    assert first.reverted == 0 and sum(first.failed.values()) == 1
+    assert targets(depicts_on_wiki(wiki, 10004)) == ["Q146"] and states(queue)[(10004, "Q146")] == "written"
+    again = revert_batch(RevertQueue(queue), StatementReverter(site), BATCH)
+    assert again.reverted == 1 and depicts_on_wiki(wiki, 10004) == []
+    assert bot_revisions(wiki) == audited_revisions(queue)

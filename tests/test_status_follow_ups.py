@@ -45,3 +45,33 @@ def test_status_counts_follow_ups_owed(tmp_path: Path) -> None:
             "next run)") in result.stdout
     doc = json.loads(cli("status", "--json", env_extra={"WIKIVEL_DB_URL": url}).stdout)
     assert doc["follow_ups"] == {"owed": 2, "remove": 1, "rank": 1}
+
+
+def test_status_shows_edits_without_an_answer(tmp_path: Path) -> None:
+    """A request noted before it left and not settled (its answer never came) is shown, and
+    settled ones are not."""
+    url = f"sqlite:///{tmp_path / 'q.sqlite'}"
+    engine = create_engine_for(url)
+    migrate.upgrade(engine)
+    store = Store(engine)
+    try:
+        approve(store, 10004, "Q146")
+        approve(store, 10046, "Q146")
+        edits = {e.page_id: e for e in store.claim_approved(5, "writer")}
+        guids = {p: f"M{p}$00000007-0000-4000-8000-000000000000" for p in edits}
+        for page_id, edit in edits.items():
+            store.record_sending([(edit.candidate_id, guids[page_id])], "b-20240502090000-fa17", "writer")
+        # One answered and recorded: settled; the other never answered.
+        store.record_edit(edits[10046].candidate_id, "b-20240502090000-fa17",
+                          Written(revid=7, statement_id=guids[10046], rank="normal"),
+                          datetime.now(timezone.utc))
+        (left,) = store.unsettled_sends()
+        assert (left.page_id, left.statement_id) == (10004, guids[10004])
+    finally:
+        store.close()
+
+    result = cli("status", env_extra={"WIKIVEL_DB_URL": url})
+    assert result.returncode == 0, result.stderr
+    assert "edits without an answer: 1 (oldest sent " in result.stdout
+    doc = json.loads(cli("status", "--json", env_extra={"WIKIVEL_DB_URL": url}).stdout)
+    assert doc["unsettled_edits"]["count"] == 1 and doc["unsettled_edits"]["oldest"].endswith("Z")

@@ -284,3 +284,27 @@ def test_state_words_keep_the_reviewer_as_decider_and_the_bot_as_editor() -> Non
     assert state_text(S.WRITE_FAILED, "") == "write_failed: the bot's edit failed"
     for state in S:
         assert f"{state.value} by Ann" not in state_text(state, "Ann") or state in (S.APPROVED, S.REJECTED)
+
+
+def test_a_pair_whose_edit_got_no_answer_says_so(webwiki, web_queue) -> None:
+    """An edit sent without an answer may still land (commons.writer.unsettled): the page
+    says so beside the pair until the writer settles it, whatever the reviewer decides."""
+    from sqlalchemy import select
+
+    from wikivel_bot.queue.tables import candidates, files
+    from wikivel_bot.types import DecisionAction
+
+    seed(web_queue)
+    client, token = logged_in(webwiki, web_queue)
+    assert post_decision(client, token, "M10001", "Q146", "approve").status_code == 200
+    with web_queue.engine.connect() as conn:
+        cand = conn.execute(select(candidates.c.id).join(files, files.c.id == candidates.c.file_id)
+                            .where(files.c.page_id == 10001, candidates.c.qid == "Q146")).scalar()
+    (send,) = web_queue.record_sending([(cand, "M10001$w1")], "b-20261125000000-0001", "writer")
+    web_queue.record_decision(10001, "Q146", DecisionAction.REJECT, ALICE, "web")
+    shown = {c["item"]: c for c in client.get("/api/files/M10001").json["candidates"]}
+    assert "no answer came" in shown["Q146"]["status"] and shown["Q146"]["status"].startswith("rejected")
+    assert shown["Q146"]["unsettled_since"].endswith("Z")
+    assert shown["Q144"]["unsettled_since"] is None and "no answer" not in shown["Q144"]["status"]
+    page = client.get("/review?file=M10001").get_data(as_text=True)
+    assert "no answer came: the wiki may still apply it" in page

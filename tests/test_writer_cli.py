@@ -138,7 +138,8 @@ def test_killed_after_the_api_call_before_the_commit(wiki, db, tmp_path) -> None
         assert len(bot_statements(wiki, 10046, qid)) == 1
     assert len(bot_statements(wiki, 10004, "Q146")) == 1 and len(edits_of(wiki, 10004)) == 1
     assert set(states(store).values()) == {"written"}
-    # Recovered from the history, every pair of the group: the audit trail has the group's
+    # Recovered from the history, every pair of the group (its requests were noted before
+    # they left): the audit trail has the group's
     # revision and each pair's own statement, so revert can find them ...
     killed_batch = edit_rows(store)[0]["batch_id"]
     rows = {r["qid"]: r for r in edit_rows(store) if r["page_id"] == 10046}
@@ -148,7 +149,8 @@ def test_killed_after_the_api_call_before_the_commit(wiki, db, tmp_path) -> None
     # `revert --batch` with the id from the edit summary finds it.
     assert f"batch {killed_batch})" in saved.summary
     assert f"batch {killed_batch}" not in out  # the recovering run has a batch of its own
-    assert "3 written" in out
+    # Settled from the requests noted before they left (commons.writer.unsettled).
+    assert "3 edits whose answer never came found applied late" in out
     assert bot_revisions(wiki) == audited_revisions(store)
 
 

@@ -176,8 +176,9 @@ def test_transient_failures_end_as_write_failed_after_max_attempts(wiki, site, q
 
 def test_a_lost_answer_is_recovered_from_the_history_not_written_again(
         wiki, site, queue, clock, fast_retries, monkeypatch) -> None:
-    """The server applies the write after the client gave up waiting: the next attempt
-    finds the bot's own statement in the history and records it instead of adding another."""
+    """The server applies the write after the client gave up waiting: the next run settles
+    the request noted before it left (commons.writer.unsettled), finds the bot's own statement
+    in the history and records it, applied late, instead of adding another."""
     # The wiki stalls the write before saving it until the test releases it, after the
     # client gave up (only the stalled write has pywikibot's short read timeout).
     stalled = wiki.faults.add("wbeditentity", "timeout", times=None, seconds=600)
@@ -195,7 +196,9 @@ def test_a_lost_answer_is_recovered_from_the_history_not_written_again(
     writes_before = wiki.write_count()
 
     clock.advance(3600)
-    assert run(queue, site, clock).written == 1
+    counters = run(queue, site, clock)
+    assert (counters.applied_late, counters.written, counters.claimed) == (1, 0, 0)
+    assert states(queue)[(10004, "Q146")] == "written"
     assert wiki.write_count() == writes_before  # recorded, not written again
     assert targets(depicts_on_wiki(wiki, 10004)) == ["Q146"]
     row = edit_rows(queue)[-1]

@@ -8,8 +8,12 @@ an exact point of ``commons/writer/edit_send.py``, chosen by a small wrapper tha
 before running the unchanged CLI (an outside signal could not hit a point microseconds wide):
 
 * ``send``: in ``send_once``, after the last check *and* the freshness check, right before
-  the request leaves: no check can help; the statement GUID, the same for the writer that
-  took over (``edit_group.statement_guid``), makes the late edit an edit conflict.
+  the request leaves: no check can help; the wiki refuses the late edit. On a file with
+  structured data the statement GUID, the same for the writer that took over
+  (``edit_group.statement_guid``), makes it an edit conflict; on a file that had none, its
+  base revision has no MediaInfo, so Wikibase creates the entity afresh and fails to save it
+  over the one the second writer made (``failed-save``); the first writer then re-reads once
+  more and finds the pair taken over.
 * ``check``: right after the last check, frozen for longer than ``fresh_s`` (a third of
   ``db.claim_lease_s``): on waking the writer checks again, finds the pair taken over and
   sends nothing.
@@ -121,10 +125,17 @@ def wbeditentity_errors(server) -> list:
     return [r.error for r in server.requests if r.action == "wbeditentity"]
 
 
-@pytest.mark.parametrize("point", ["send", "check"])
-def test_a_writer_frozen_after_its_last_check_adds_no_second_statement(wiki, db, tmp_path, point) -> None:  # noqa: F811
+# (where the writer freezes, the file, what the wiki answers its late edit); Mallard on
+# pond.jpg (10005) has structured data (P180 = Q25348), Village church.png (FILE) has none.
+CASES = [("send", FILE, "failed-save"), ("send", 10005, "editconflict"), ("check", FILE, None)]
+
+
+@pytest.mark.parametrize("point, page_id, refused", CASES)
+def test_a_writer_frozen_after_its_last_check_adds_no_second_statement(wiki, db, tmp_path, point, page_id,  # noqa: F811
+                                                                       refused) -> None:
     store, url = db
-    approve(store, FILE, "Q144")
+    before = targets(depicts_on_wiki(wiki, page_id))
+    approve(store, page_id, "Q144")
     env = child_env(wiki, tmp_path, url)
     if point == "check":
         env["WIKIVEL_DB_CLAIM_LEASE_S"] = str(SHORT_LEASE_S)
@@ -160,12 +171,12 @@ def test_a_writer_frozen_after_its_last_check_adds_no_second_statement(wiki, db,
     assert "0 written" in out_first and "1 left to another writer" in out_first, out_first
     # Once on the file, added by the second writer; the first one's late edit was refused
     # (send) or never sent (check).
-    assert targets(depicts_on_wiki(wiki, FILE)) == ["Q144"]
-    assert wbeditentity_errors(wiki) == ([None, "editconflict"] if point == "send" else [None])
+    assert targets(depicts_on_wiki(wiki, page_id)) == before + ["Q144"]
+    assert wbeditentity_errors(wiki) == ([None, refused] if point == "send" else [None])
     (row,) = edit_rows(store)
-    (statement,) = depicts_on_wiki(wiki, FILE)
+    statement = depicts_on_wiki(wiki, page_id)[-1]
     assert (row["outcome"], row["statement_id"]) == ("written", statement["id"])
     assert row["batch_id"] in out_second and row["batch_id"] not in out_first
     assert bot_revisions(wiki) == audited_revisions(store) == [row["revid"]]
-    assert states(store) == {(FILE, "Q144"): "written"}
+    assert states(store) == {(page_id, "Q144"): "written"}
     assert claimed_by(store) == [None] and store.claims() == [], "a writer left a claim behind"

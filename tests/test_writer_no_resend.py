@@ -6,8 +6,12 @@ latest revision, so a blind resend of an applied edit would add its statements t
 held answer past the read timeout is settled by re-reading the file for the statement
 GUIDs; a ``maxlag`` answer is waited out and followed by the last check again; a writer whose
 last check is older than ``fresh_s`` checks again; a writer that sends after another writer
-took its pair over carries the same statement GUID and is refused (no second statement); a
-statement of the item someone added after the re-read makes the writer remove its own again.
+took its pair over is refused (no second statement): an edit conflict over the same statement
+GUID on a file with structured data, a failed save on a file that had none (Wikibase creates
+its entity afresh and cannot save it over the one made since); a statement of the item
+someone added after the re-read makes the writer remove its own again, found by re-reading
+the file (the answer shows the entity as built on the base revision), or, on a file that had
+no structured data, makes its save fail, and the writer's second try finds the item present.
 Real pywikibot over HTTP, a real SQLite queue; moments fixed by hooks, never by timing.
 """
 
@@ -38,6 +42,8 @@ from wikivel_bot.types import DecisionAction
 
 BATCH = "b-20240502090000-0a0a"
 FILE = 10004
+# A file with structured data (one P180 statement, Q25348): Mallard on pond.jpg.
+WITH_SDC = 10005
 
 
 def sent(wiki, action="wbeditentity"):
@@ -150,12 +156,15 @@ def test_a_last_check_older_than_fresh_s_is_made_again(wiki, site, queue, clock)
     assert counters.lost == 1 and states(queue)[(FILE, "Q146")] == "rejected"
 
 
-def test_a_writer_that_sends_after_a_takeover_adds_no_second_statement(wiki, site, queue, clock) -> None:
+@pytest.mark.parametrize("page_id, refused", [(FILE, "failed-save"), (WITH_SDC, "editconflict")])
+def test_a_writer_that_sends_after_a_takeover_adds_no_second_statement(page_id, refused, wiki, site, queue,
+                                                                        clock) -> None:
     """Writer A passes its last check and stalls; its lease runs out, writer B takes the pair
-    over and writes it; A's edit then lands on B's revision with the same statement GUID
-    (``edit_group.statement_guid``): refused as an edit conflict, and A's re-read finds the
-    pair no longer its own. One statement, one audited edit."""
-    approve(queue, FILE, "Q144")
+    over and writes it; A's edit then lands on B's revision: refused — the same statement
+    GUID (``edit_group.statement_guid``) is an edit conflict; on a file that had no structured
+    data, A's base has no MediaInfo and the save fails — and A's re-read finds the pair no
+    longer its own. One statement, one audited edit."""
+    approve(queue, page_id, "Q144")
     other = {}
 
     def b_takes_over(calls: int) -> None:
@@ -168,50 +177,77 @@ def test_a_writer_that_sends_after_a_takeover_adds_no_second_statement(wiki, sit
                               batch_size=5, worker="A", clock=clock)
 
     assert other["b"].written == 1 and (counters.written, counters.lost, counters.twins_removed) == (0, 1, 0)
-    (statement,) = depicts_on_wiki(wiki, FILE)
+    (statement,) = [s for s in depicts_on_wiki(wiki, page_id) if targets([s]) == ["Q144"]]
     (b_row,) = edit_rows(queue)
     assert (b_row["batch_id"], b_row["outcome"], b_row["statement_id"]) == (
         "b-20240502091600-0b0b", "written", statement["id"])
-    assert [r.error for r in sent(wiki)] == [None, "editconflict"]  # B's edit, then A's
+    assert [r.error for r in sent(wiki)] == [None, refused]  # B's edit, then A's
     assert bot_revisions(wiki) == audited_revisions(queue) == [b_row["revid"]]
-    assert states(queue)[(FILE, "Q144")] == "written" and queue.owed_follow_ups() == []
+    assert states(queue)[(page_id, "Q144")] == "written" and queue.owed_follow_ups() == []
 
 
 def test_a_second_statement_of_the_item_is_removed_again_and_recorded(wiki, site, queue, clock) -> None:
     """Someone adds the item after the writer's last check; the writer's edit lands on that
-    revision (Wikibase patches a stale base): the item twice. The writer removes its own
-    statement again, and records both edits; the other statement stays."""
-    approve(queue, FILE, "Q144")
-    theirs = f"M{FILE}$00000000-0000-4000-8000-000000000144"
+    revision (Wikibase patches a stale base) and its answer, built on the base, shows the
+    item once: the writer re-reads the file because the answer warns of the patch, sees the
+    item twice, removes its own statement again and records both edits; the other stays."""
+    approve(queue, WITH_SDC, "Q144")
+    theirs = f"M{WITH_SDC}$00000000-0000-4000-8000-000000000144"
 
-    def add_q144(data):
-        data.setdefault("statements", {}).setdefault("P180", []).append({
-            "mainsnak": {"snaktype": "value", "property": "P180",
-                         "datavalue": {"value": {"entity-type": "item", "numeric-id": 144, "id": "Q144"},
-                                       "type": "wikibase-entityid"}},
-            "type": "statement", "id": theirs, "rank": "normal"})
-
-    def human_adds(calls: int) -> None:
-        if calls == 2:  # the file has no structured data yet: the person adds the first
-            page = wiki.store.entity_page(f"M{FILE}")
-            data = wiki.store.entity_data(page) or {"type": "mediainfo", "id": f"M{FILE}", "labels": {},
-                                                     "descriptions": {}, "statements": {}}
-            add_q144(data)
-            wiki.store.set_entity(page, data, user="Human Editor", comment="manual edit")
-
-    counters = write_approved(OnConfirm(queue, human_adds), StatementWriter(site, BATCH, ancestors_of),
-                              batch_size=5, worker="A", clock=clock)
+    counters = write_approved(OnConfirm(queue, human_adds_q144(wiki, WITH_SDC, theirs)),
+                              StatementWriter(site, BATCH, ancestors_of), batch_size=5, worker="A", clock=clock)
 
     assert counters.written == 1 and counters.twins_removed == 1
-    assert [s["id"] for s in depicts_on_wiki(wiki, FILE)] == [theirs]
+    assert [s["id"] for s in depicts_on_wiki(wiki, WITH_SDC) if targets([s]) == ["Q144"]] == [theirs]
     a_row, removed = edit_rows(queue)
     assert (a_row["batch_id"], a_row["outcome"]) == (BATCH, "written")
     assert (removed["outcome"], removed["statement_id"]) == ("reverted", a_row["statement_id"])
     a_edit, removal = [e for e in wiki.edits if e.user == "WikivelBot"]
+    assert a_edit.conflict_patched  # patched onto the person's revision
     assert (a_row["revid"], removed["revid"]) == (a_edit.new_revid, removal.new_revid)
     assert "second depicts [[d:Q144|Q144]]" in removal.summary
     assert bot_revisions(wiki) == audited_revisions(queue)
-    assert states(queue)[(FILE, "Q144")] == "written" and queue.owed_follow_ups() == []
+    assert states(queue)[(WITH_SDC, "Q144")] == "written" and queue.owed_follow_ups() == []
+
+
+def test_the_first_structured_data_added_meanwhile_fails_the_save_and_the_retry_skips(wiki, site, queue,
+                                                                                      clock) -> None:
+    """The file has no structured data at the re-read; someone adds the item (the file's first
+    MediaInfo) after the writer's last check: Wikibase answers ``failed-save`` and saves
+    nothing; the writer re-reads, tries once more against that revision and finds the item
+    there. Once on the file, no bot edit at all."""
+    approve(queue, FILE, "Q144")
+    theirs = f"M{FILE}$00000000-0000-4000-8000-000000000144"
+
+    counters = write_approved(OnConfirm(queue, human_adds_q144(wiki, FILE, theirs)),
+                              StatementWriter(site, BATCH, ancestors_of), batch_size=5, worker="A", clock=clock)
+
+    assert [s["id"] for s in depicts_on_wiki(wiki, FILE)] == [theirs]
+    assert [r.error for r in sent(wiki)] == ["failed-save"]  # the second try sent nothing
+    assert (counters.written, counters.twins_removed) == (0, 0)
+    (row,) = edit_rows(queue)
+    assert row["outcome"] == "skipped" and "already" in row["error"]
+    assert bot_revisions(wiki) == audited_revisions(queue) == []
+
+
+def human_adds_q144(wiki, page_id, guid):
+    """A hook for :class:`OnConfirm`: at the writer's last check (its second confirm), a
+    person adds ``P180 = Q144`` with ``guid`` to the file (its first MediaInfo if it has none)."""
+
+    def hook(calls: int) -> None:
+        if calls != 2:
+            return
+        page = wiki.store.entity_page(f"M{page_id}")
+        data = wiki.store.entity_data(page) or {"type": "mediainfo", "id": f"M{page_id}", "labels": {},
+                                                 "descriptions": {}, "statements": {}}
+        data.setdefault("statements", {}).setdefault("P180", []).append({
+            "mainsnak": {"snaktype": "value", "property": "P180",
+                         "datavalue": {"value": {"entity-type": "item", "numeric-id": 144, "id": "Q144"},
+                                       "type": "wikibase-entityid"}},
+            "type": "statement", "id": guid, "rank": "normal"})
+        wiki.store.set_entity(page, data, user="Human Editor", comment="manual edit")
+
+    return hook
 
 
 def test_a_rate_limit_answer_is_retried_later_not_resent(wiki, site, queue, clock) -> None:

@@ -3,7 +3,9 @@
 Entities are served with the page metadata Wikibase adds (``pageid``, ``ns``,
 ``title``, ``lastrevid``, ``modified``).  MediaInfo uses ``statements``;
 items and properties use ``claims``.  A file without structured data answers
-``{"id": "M123", "missing": ""}`` like Commons.
+``{"id": "M123", "missing": ""}`` like Commons.  A merged item (a redirect, see
+:mod:`.redirects`) is answered as Wikibase answers it: the target's entity under the id
+asked, with ``redirects: {from, to}``.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 
 from .apibase import ApiError, Ctx, wikibase_error
 from .model import Page, split_title
+from .redirects import redirect_target, resolve
 from .siteinfo import WIKIID
 
 ENTITY_ID = re.compile(r'^(?:[QPL][1-9]\d*|M[1-9]\d*)$')
@@ -139,6 +142,20 @@ def wbgetentities(ctx: Ctx) -> dict[str, Any]:
                                'html': {'*': 'Could not find such an entity.'}}])
         page = store.entity_page(eid)
         data = store.entity_data(page) if page else None
+        target = redirect_target(data)
+        if target:
+            # A merged item (redirects.py, after GetEntities/ResultBuilder): the target
+            # under the asked id, or missing with redirects=no.
+            if ctx.get('redirects', 'yes') == 'no':
+                entities[eid] = {'id': eid, 'missing': True}
+                continue
+            target, page, data = resolve(store, eid)
+            if page is not None and data is not None:
+                found = entity_json(ctx, page, data, props, languages)
+                info = {k: found.pop(k) for k in ('pageid', 'ns', 'title', 'lastrevid',
+                                                   'modified') if k in found}
+                entities[eid] = {**info, 'redirects': {'from': eid, 'to': target}, **found}
+                continue
         if page is None or data is None:
             entities[eid] = {'id': eid, 'missing': True}
             continue

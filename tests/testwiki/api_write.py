@@ -5,8 +5,11 @@ Every write checks POST, the CSRF token, page protection and change tags,
 applies the request to the entity at ``baserevid`` and, if that revision is no
 longer the latest, patches the change onto the latest revision or answers
 ``editconflict`` the way Wikibase does (see :mod:`.entitypatch`; the wiki's
-``strict_baserevid`` switch makes every stale ``baserevid`` a conflict), saves
-a new revision and records the edit.
+``strict_baserevid`` switch makes every stale ``baserevid`` a conflict; a base
+revision without MediaInfo is a new entity, refused with ``failed-save`` when the
+file has MediaInfo now), saves a new revision and records the edit.
+``wbeditentity`` answers with the entity built on the base revision, before the
+patch (Wikibase's ``EditEntity::modifyEntity``): what it saved can hold more.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import claims as cl
+from . import edit_comments as ec
 from . import entitypatch as ep
 from .api_wikibase import entity_json, normalize_id
 from .apibase import ApiError, Ctx, wikibase_error
@@ -79,11 +83,10 @@ def _key(data: dict[str, Any]) -> str:
     return 'statements' if data.get('type') == 'mediainfo' else 'claims'
 
 
-def _summary(auto: str, ctx: Ctx) -> str:
-    user = ctx.get('summary') or ''
-    text = f'{auto}, {user}' if user and not auto.endswith('*/') else \
-        f'{auto} {user}' if user else auto
-    return text[:500]
+def _summary(auto: ec.Auto, ctx: Ctx) -> str:
+    """The stored comment: Wikibase's autocomment, the user's summary, cut at 500
+    characters (:mod:`.edit_comments`)."""
+    return auto.comment(ctx.get('summary') or '')
 
 
 @dataclass
@@ -109,7 +112,7 @@ class _Saved:
 
 
 def _save(ctx: Ctx, action: str, page: Page, data: dict[str, Any], *,
-          auto: str, claim: dict[str, Any] | None = None,
+          auto: ec.Auto, claim: dict[str, Any] | None = None,
           removed: list[str] | None = None) -> _Saved:
     """Store *data* (patched onto the latest revision if its base is stale),
     record the edit."""
@@ -165,16 +168,21 @@ def wbsetclaim(ctx: Ctx) -> dict[str, Any]:
         raise wikibase_error('invalid-json', 'Could not decode JSON',
                              'wikibase-api-invalid-json') from None
     guid = raw.get('id') if isinstance(raw, dict) else None
-    eid = cl.check_guid(guid or '')
+    # SetClaim::executeInternal: a GUID StatementGuidParser cannot read is invalid-claim;
+    # a malformed one it can read fails in ChangeOpStatement (modification-failed).
+    eid = cl.guid_entity(str(guid or ''))
+    if eid is None:
+        raise wikibase_error('invalid-claim', 'GUID must be set when setting a claim'
+                             if not guid else f'Invalid claim guid {guid}',
+                             'wikibase-api-invalid-claim', [guid])
     page, data = _entity(ctx, eid)
     _check_protection(ctx, page)
     data = ep.base_entity(ctx, page, data)
+    cl.check_statement_guid(str(guid), eid)
     statement = cl.normalize_statement(ctx.wiki.store, raw, str(guid))
     index = ctx.integer('index', -1) if ctx.get('index') else None
     replaced = _put_statement(ctx, data, statement, index)
-    snak = statement['mainsnak']
-    auto = (f'/* wbsetclaim-{"update" if replaced else "create"}:2||1 */ '
-            f'[[Property:{snak["property"]}]]: {cl.value_label(snak)}')
+    auto = ec.set_claim(statement, not replaced, data.get('type') == 'mediainfo')
     saved = _save(ctx, 'wbsetclaim', page, data, auto=auto, claim=statement)
     return saved.answer('wbsetclaim', claim=statement)
 
@@ -204,8 +212,7 @@ def wbcreateclaim(ctx: Ctx) -> dict[str, Any]:
                                        cl.new_guid(eid))
     _put_statement(ctx, data, statement)
     main = statement['mainsnak']
-    auto = (f'/* wbcreateclaim-create:1| */ [[Property:{main["property"]}]]: '
-            f'{cl.value_label(main)}')
+    auto = ec.create_claim(main, data.get('type') == 'mediainfo')
     saved = _save(ctx, 'wbcreateclaim', page, data, auto=auto, claim=statement)
     return saved.answer('wbcreateclaim', claim=statement)
 
@@ -233,14 +240,18 @@ def wbsetclaimvalue(ctx: Ctx) -> dict[str, Any]:
     statement = cl.normalize_statement(ctx.wiki.store, {**old, 'mainsnak': snak},
                                        old['id'])
     data[_key(data)][pid][i] = statement
-    auto = (f'/* wbsetclaimvalue:1| */ [[Property:{pid}]]: '
-            f'{cl.value_label(statement["mainsnak"])}')
+    auto = ec.set_claim_value(statement['mainsnak'], data.get('type') == 'mediainfo')
     saved = _save(ctx, 'wbsetclaimvalue', page, data, auto=auto, claim=statement)
     return saved.answer('wbsetclaimvalue', claim=statement)
 
 
 def wbremoveclaims(ctx: Ctx) -> dict[str, Any]:
-    """Remove statements by GUID (all on one entity)."""
+    """Remove statements by GUID (all on one entity).
+
+    As ``repo/includes/Api/RemoveClaims.php`` answers: a malformed GUID, GUIDs of two
+    entities, and a GUID the entity (at ``baserevid``) does not have — looked up exactly —
+    are all ``invalid-guid`` (``getEntityId``, ``assertStatementListContainsGuids``: "Statement(s)
+    with GUID(s) … not found"); never ``no-such-claim``."""
     _preamble(ctx, 'wbremoveclaims')
     ctx.require('claim')
     guids = ctx.multi('claim')
@@ -252,20 +263,57 @@ def wbremoveclaims(ctx: Ctx) -> dict[str, Any]:
     _check_protection(ctx, page)
     data = ep.base_entity(ctx, page, data)
     statements = data.get(_key(data)) or {}
-    labels = []
+    missing = [g for g in guids if cl.find_statement(statements, g) is None]
+    if missing:
+        raise wikibase_error('invalid-guid', f'Statement(s) with GUID(s) '
+                             f'{", ".join(missing)} not found',
+                             'wikibase-api-invalid-guid', missing)
+    removed: list[dict[str, Any]] = []   # main snaks, for the autocomment
     for guid in guids:
         found = cl.find_statement(statements, guid)
-        if found is None:
-            raise wikibase_error('no-such-claim', 'Could not find the claim',
-                                 'wikibase-api-no-such-claim', [guid])
+        assert found is not None
         pid, i = found
         st = statements[pid].pop(i)
-        labels.append(f'[[Property:{pid}]]: {cl.value_label(st["mainsnak"])}')
+        removed.append(st['mainsnak'])
         if not statements[pid]:
             del statements[pid]
-    auto = f'/* wbremoveclaims-remove:{len(guids)}| */ ' + ', '.join(labels)
+    auto = ec.remove_claims(removed, data.get('type') == 'mediainfo')
     saved = _save(ctx, 'wbremoveclaims', page, data, auto=auto, removed=guids)
     return saved.answer('wbremoveclaims', claims=guids)
+
+
+def _claim_change(ctx: Ctx, data: dict[str, Any], raw: Any, eid: str) -> None:
+    """One entry of ``wbeditentity``'s ``claims`` applied to *data* (the entity at
+    ``baserevid``), as Wikibase's ``ClaimsChangeOpDeserializer`` and its change ops do
+    (WikibaseMediaInfo's ``MediaInfoChangeOpDeserializer`` uses the same one):
+
+    * ``remove`` without ``id`` is ``invalid-claim``; with an id the entity does not have
+      (exactly) the whole edit fails: ``ChangeOpRemoveStatement::apply`` throws, and
+      ``ModifyEntity::applyChangeOp`` answers ``modification-failed``;
+    * a statement with an ``id`` the entity has **replaces** that statement, in its place
+      (``ChangeOpStatement::apply``: ``removeStatement`` then ``addStatement`` at the old
+      index) — it is not refused; a malformed GUID or one of another entity is
+      ``modification-failed`` (``validateStatementGuid``); a statement without ``id``
+      gets a new GUID."""
+    statements = data.setdefault(_key(data), {})
+    if isinstance(statements, list):          # PHP empty-array serialisation
+        statements = data[_key(data)] = {}
+    if isinstance(raw, dict) and 'remove' in raw:
+        if 'id' not in raw:
+            raise wikibase_error('invalid-claim', 'Cannot remove a claim with no GUID',
+                                 'wikibase-api-invalid-claim')
+        found = cl.find_statement(statements, str(raw['id']))
+        if found is None:
+            raise wikibase_error('modification-failed', 'Entity does not have statement '
+                                 f'with GUID {raw["id"]}', 'wikibase-api-modification-'
+                                 'failed', [raw['id']])
+        statements[found[0]].pop(found[1])
+        if not statements[found[0]]:
+            del statements[found[0]]
+        return
+    guid = (raw.get('id') if isinstance(raw, dict) else None) or cl.new_guid(eid)
+    cl.check_statement_guid(str(guid), eid)
+    _put_statement(ctx, data, cl.normalize_statement(ctx.wiki.store, raw, str(guid)))
 
 
 def wbeditentity(ctx: Ctx) -> dict[str, Any]:
@@ -325,28 +373,22 @@ def wbeditentity(ctx: Ctx) -> dict[str, Any]:
     flat = [c for group in raw_claims.values() for c in group] \
         if isinstance(raw_claims, dict) else list(raw_claims)
     for raw in flat:
-        statements = data.setdefault(_key(data), {})
-        if 'remove' in raw:
-            found = cl.find_statement(statements, raw.get('id', ''))
-            if found:
-                statements[found[0]].pop(found[1])
-                if not statements[found[0]]:
-                    del statements[found[0]]
-            continue
-        guid = raw.get('id') or cl.new_guid(eid)
-        if cl.check_guid(guid) != eid:
-            raise wikibase_error('invalid-guid', 'Invalid claim guid',
-                                 'wikibase-api-invalid-guid', [guid])
-        _put_statement(ctx, data, cl.normalize_statement(ctx.wiki.store, raw, guid))
+        _claim_change(ctx, data, raw, eid)
+    # The answer's entity is the one built on the base revision, before any patch onto the
+    # latest (EditEntity::modifyEntity writes ``entity`` before ModifyEntity::execute saves;
+    # Wikibase repo/includes/Api/EditEntity.php, ModifyEntity.php at 3ffc6928d0f4): a
+    # statement someone added since the base is saved but not in it.
+    built = entity_json(ctx, page, copy.deepcopy(data))
+    for meta in ('pageid', 'ns', 'title', 'modified'):
+        built.pop(meta, None)
     if json.dumps(data, sort_keys=True) == before:
         # nothing to change: the latest revision stays, even under a stale base
-        result = entity_json(ctx, page, ctx.wiki.store.entity_data(page) or data)
-        result.update(lastrevid=page.latest.revid, nochange=True)
-        return {'entity': result, 'success': 1}
+        # (ResultBuilder::addRevisionIdFromStatusToResult: nochange when it is the base)
+        built['lastrevid'] = page.latest.revid
+        if ep.stale_base(ctx, page) is None:
+            built['nochange'] = True
+        return {'entity': built, 'success': 1}
     saved = _save(ctx, 'wbeditentity', page, data,
-                  auto='/* wbeditentity-update:0| */')
-    result = entity_json(ctx, page, saved.data)
-    result['lastrevid'] = saved.revid
-    for meta in ('pageid', 'ns', 'title', 'modified'):
-        result.pop(meta, None)
-    return saved.answer('wbeditentity', {'entity': result, 'success': 1})
+                  auto=ec.edit_entity(json.loads(before), data, clear=ctx.flag('clear')))
+    built['lastrevid'] = saved.revid
+    return saved.answer('wbeditentity', {'entity': built, 'success': 1})

@@ -1,8 +1,19 @@
-"""Statement validation and normalisation the way Wikibase stores them.
+r"""Statement validation and normalisation the way Wikibase stores them.
 
 Wikibase checks GUIDs, ranks, snak types against the property's data type
 and that referenced items exist; it adds ``hash`` to every snak, ``id`` to
 entity-id values and keeps ``qualifiers-order`` / ``snaks-order``.
+
+Statement GUIDs as Wikibase reads them (mediawiki-extensions-Wikibase at
+3ffc6928d0f455472225716263081965bc1061ac): ``StatementGuidParser`` splits at the
+one ``$`` and parses the left part as an entity id (``ItemId::PATTERN``
+``/^Q[1-9]\d{0,9}\z/i``, upper-cased by the constructor; WikibaseMediaInfo's
+``MediaInfoId::PATTERN`` ``/^M[1-9]\d{0,9}\z/i`` at
+92817a0e2c8814bfceb64d9c0c5875959df8e495); ``StatementGuidValidator::validateGuid``
+takes ``/^\{?[A-Z\d]{8}-[A-Z\d]{4}-[A-Z\d]{4}-[A-Z\d]{4}-[A-Z\d]{12}\}?\z/i`` for the
+right part: letters or digits in either case, not only hex.  A statement is then
+looked up by its GUID exactly (``StatementList::getFirstStatementWithGuid``
+compares with ``===``): ``m123$…`` or an upper-cased UUID is another statement.
 """
 from __future__ import annotations
 
@@ -17,8 +28,10 @@ from .apibase import ApiError, wikibase_error
 if TYPE_CHECKING:
     from .store import WikiStore
 
-GUID_RE = re.compile(r'^([QPLM][1-9]\d*)\$[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-'
-                     r'[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')
+# StatementGuidParser's entity part, StatementGuidValidator::validateGuid's right part.
+GUID_ENTITY_RE = re.compile(r'^[QPLM][1-9]\d{0,9}$', re.IGNORECASE)
+GUID_PART_RE = re.compile(r'^\{?[A-Z\d]{8}-[A-Z\d]{4}-[A-Z\d]{4}-[A-Z\d]{4}-'
+                          r'[A-Z\d]{12}\}?$', re.IGNORECASE)
 RANKS = ('preferred', 'normal', 'deprecated')
 _VALUE_TYPES = {
     'wikibase-item': 'wikibase-entityid', 'wikibase-property':
@@ -36,13 +49,48 @@ def new_guid(entity_id: str) -> str:
     return f'{entity_id}${uuid.uuid4()}'
 
 
+def guid_entity(guid: str) -> str | None:
+    """The entity id (upper-cased, as ``EntityId`` keeps it) that ``StatementGuidParser``
+    reads from *guid*, or None when it cannot parse it (not exactly one ``$``, or no
+    entity id on its left)."""
+    parts = (guid or '').split('$')
+    if len(parts) != 2 or not GUID_ENTITY_RE.match(parts[0]):
+        return None
+    return parts[0].upper()
+
+
+def guid_valid(guid: str) -> bool:
+    """``StatementGuidValidator::validate``: a parsable GUID whose right part has the
+    8-4-4-4-12 shape of letters or digits (either case, optional braces)."""
+    return guid_entity(guid) is not None and bool(GUID_PART_RE.match(guid.split('$')[1]))
+
+
 def check_guid(guid: str) -> str:
-    """Return the entity id of a statement GUID or raise ``invalid-guid``."""
-    match = GUID_RE.match(guid or '')
-    if not match:
-        raise wikibase_error('invalid-guid', 'Invalid claim guid',
+    """Return the entity id of a valid statement GUID or raise ``invalid-guid`` (what
+    ``wbremoveclaims`` and ``wbsetclaimvalue`` answer: ``RemoveClaims::getEntityId``,
+    ``SetClaimValue::validateParameters``)."""
+    if not guid_valid(guid):
+        raise wikibase_error('invalid-guid', f'Invalid claim guid {guid}',
                              'wikibase-api-invalid-guid', [guid])
-    return match.group(1)
+    return str(guid_entity(guid))
+
+
+def check_statement_guid(guid: str, entity_id: str) -> None:
+    """``ChangeOpStatement::validateStatementGuid`` for a statement set on *entity_id*
+    (``wbsetclaim``, ``wbeditentity``): an unparsable or malformed GUID, or one of another
+    entity, is a ``ChangeOpException``, which ``ModifyEntity::applyChangeOp`` and
+    ``StatementModificationHelper::applyChangeOp`` answer as ``modification-failed``."""
+    entity = guid_entity(guid)
+    if entity is None:
+        reason = 'Statement GUID can not be parsed'
+    elif not guid_valid(guid):
+        reason = 'Statement does not have a valid GUID'
+    elif entity != entity_id:
+        reason = 'Statement GUID invalid for given entity'
+    else:
+        return
+    raise wikibase_error('modification-failed', reason,
+                         'wikibase-api-modification-failed', [guid])
 
 
 def _snak_hash(snak: dict[str, Any]) -> str:
@@ -148,10 +196,11 @@ def strip_datatypes(statement: dict[str, Any]) -> None:
 
 def find_statement(statements: dict[str, list[dict[str, Any]]], guid: str
                    ) -> tuple[str, int] | None:
-    """(property, index) of the statement with *guid*, or None."""
+    """(property, index) of the statement with exactly *guid* (Wikibase compares GUIDs
+    with ``===``, case included), or None."""
     for pid, group in statements.items():
         for i, st in enumerate(group):
-            if st.get('id', '').lower() == guid.lower():
+            if st.get('id', '') == guid:
                 return pid, i
     return None
 

@@ -165,6 +165,11 @@ def handle(wiki: TestWiki, method: str, path: str, raw: bytes
             # Wikibase's patching of non-conflicting changes (the default)
             wiki.strict_baserevid = bool(body['strict'])
             return 200, headers, dump({'strict': wiki.strict_baserevid})
+        if route == 'merge' and method == 'POST':
+            # {"from": "Q1", "into": "Q2"}: Q1 merged into Q2, now a redirect (redirects.py)
+            from .redirects import merge_item
+            merge_item(wiki.store, str(body['from']), str(body['into']))
+            return 200, headers, dump({'redirect': body['from'], 'to': body['into']})
         if route == 'delete' and method == 'POST':
             wiki.delete_file(body['title'], body.get('reason', 'Copyright violation'))
             return 200, headers, dump({'deleted': body['title']})

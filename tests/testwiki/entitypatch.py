@@ -23,8 +23,24 @@ commit c92e03cc4007):
   latest text is still the base text, an addition only if the language is still empty;
 * aliases (``AliasGroupListPatcher``): values are added and removed one by one.
 
+A base revision without MediaInfo (a file that had no structured data then) is not a base
+at all: ``EntityLoadingHelper::loadEntityRevision`` finds no entity in that revision of the
+right page and answers "no entity" instead of ``nosuchrevid`` (T267363, Wikibase commit
+5ffda7c63bb8), so ``EntitySavingHelper::loadEntity`` starts from an empty entity with base
+revision 0 and the ``EDIT_NEW`` flag. No conflict check runs (``hasEditConflict`` compares
+the latest revision with itself); the change is saved as is when the file still has no
+MediaInfo, and when it got some since, ``WikiPageEntityStore::adjustFlagsForMCR`` refuses:
+``StorageException("Can't create slot, it already exists: mediainfo")``, which
+``MediaWikiEditEntity::attemptSave`` wraps as ``internalerror_info`` and
+``EntitySavingHelper::handleSaveStatus`` answers as ``failed-save``. Nothing is merged,
+nothing is saved (repo/includes/Api/EntityLoadingHelper.php, EntitySavingHelper.php,
+EditEntity/MediaWikiEditEntity.php, Store/Sql/WikiPageEntityStore.php, read at commit
+3ffc6928d0f4; WikibaseMediaInfo 92817a0e2c88 adds nothing here: its ``MediaInfoHandler``
+only allows the custom id ``M<page id>`` of an existing file, ``canCreateWithCustomId``).
+
 The test wiki keeps a strict mode (every stale ``baserevid`` is an ``editconflict``) for
-tests that need a conflict on demand: ``TestWiki(strict_baserevid=True)``.
+tests that need a conflict on demand: ``TestWiki(strict_baserevid=True)``. It is checked
+first, so the ``editconflict`` fault stays a conflict on a file without MediaInfo too.
 """
 from __future__ import annotations
 
@@ -203,6 +219,16 @@ def conflict() -> ApiError:
     return wikibase_error('editconflict', 'Edit conflict.', 'edit-conflict')
 
 
+SLOT_EXISTS = "Can't create slot, it already exists: mediainfo"
+
+
+def slot_exists() -> ApiError:
+    """Wikibase's ``failed-save`` when a new MediaInfo meets a file that has one already
+    (``WikiPageEntityStore::adjustFlagsForMCR``, wrapped as ``internalerror_info``)."""
+    return wikibase_error('failed-save', f'Internal error: {SLOT_EXISTS}', 'internalerror_info',
+                          [SLOT_EXISTS])
+
+
 def empty_mediainfo(eid: str) -> dict[str, Any]:
     """The entity of a file that has no structured data yet."""
     return {'type': 'mediainfo', 'id': eid, 'labels': {}, 'descriptions': {},
@@ -212,7 +238,8 @@ def empty_mediainfo(eid: str) -> dict[str, Any]:
 def base_entity(ctx: Ctx, page: Page, data: dict[str, Any]) -> dict[str, Any]:
     """The entity the request's change is made to: *data* (the latest) or the
     entity at a stale ``baserevid`` (Wikibase's ``EntitySavingHelper::loadEntity``
-    loads that revision); in strict mode a stale one is an edit conflict."""
+    loads that revision; one without MediaInfo gives an empty entity, base revision 0,
+    see :func:`onto_latest`); in strict mode a stale one is an edit conflict."""
     base_id = stale_base(ctx, page)
     if base_id is None:
         return data
@@ -234,7 +261,13 @@ def onto_latest(ctx: Ctx, page: Page, data: dict[str, Any]
     base_id = stale_base(ctx, page)
     if base_id is None:
         return data, ''
-    base = entity_at(page, base_id)[1] or empty_mediainfo(data['id'])
+    base = entity_at(page, base_id)[1]
+    if base is None:
+        # No MediaInfo at the base: a new entity (base revision 0), no conflict check; the
+        # save fails if the slot exists now (module docstring).
+        if ctx.wiki.store.entity_data(page) is not None:
+            raise slot_exists()
+        return data, ''
     latest = ctx.wiki.store.entity_data(page) or empty_mediainfo(data['id'])
     assert ctx.user is not None
     # EntityStore::userWasLastToEdit: no revision after the base by anyone else

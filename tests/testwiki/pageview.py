@@ -21,6 +21,8 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 from .api_wikibase import ENTITY_ID, entity_json, normalize_id
+from . import userscripts
+from .redirects import resolve
 
 if TYPE_CHECKING:
     from .model import Page
@@ -57,8 +59,9 @@ def entity_data(wiki: TestWiki, title: str, params: dict[str, str]) -> Reply:
         return _error_page(400, f'Invalid ID: {found.group("id")}')
     if fmt != 'json':
         return _error_page(415, f'Unsupported format: {fmt} (this test wiki serves .json)')
-    page = wiki.store.entity_page(eid)
-    data = wiki.store.entity_data(page) if page is not None else None
+    # A merged item: its target, under the target's id (what a client gets after following
+    # Wikibase's HTTP redirect to the target's EntityData).
+    eid, page, data = resolve(wiki.store, eid)
     if page is None or data is None:
         return _error_page(404, f'No entity with ID {eid} was found.')
     # entity_json reads nothing from the API context: all props, all languages.
@@ -133,11 +136,13 @@ def structured_data_html(wiki: TestWiki, data: dict[str, Any] | None) -> str:
     return ''.join(parts)
 
 
-def view(wiki: TestWiki, page: Page) -> Reply:
-    """A page view: the title, the wikitext (escaped) and, for a file, its structured data."""
+def view(wiki: TestWiki, page: Page, lang: str = 'en') -> Reply:
+    """A page view: the title, the wikitext (escaped) and, for a file, its structured data;
+    with the reviewer's user scripts when the test set some (:mod:`.userscripts`)."""
     title = html.escape(page.title)
     body = [f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title} - '
-            f'Wikivel Test Commons</title></head><body><h1 id="firstHeading">{title}</h1>',
+            f'Wikivel Test Commons</title>{userscripts.head_html(wiki, page, lang)}</head>'
+            f'<body><h1 id="firstHeading">{title}</h1>',
             f'<pre id="wikitext">{html.escape(page.text)}</pre>']
     if page.ns == 6:
         body.append(structured_data_html(wiki, wiki.store.entity_data(page)))

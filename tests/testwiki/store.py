@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from .edit_comments import stored as stored_comment
 from .model import FileInfo, LogEvent, Page, Revision, User, first_upper, now_iso, split_title
 
 _CAT_RE = re.compile(r'\[\[\s*category\s*:\s*([^\]|\n]+?)\s*(?:\|[^\]]*)?\]\]',
@@ -137,7 +138,8 @@ class WikiStore:
                            parentid=page.revisions[-1].revid if page.revisions else 0,
                            timestamp=timestamp or now_iso(), user=user,
                            userid=account.userid if account else 0,
-                           comment=comment, slots=merged, minor=minor,
+                           # MediaWiki's CommentStore keeps 500 characters of any comment.
+                           comment=stored_comment(comment), slots=merged, minor=minor,
                            tags=list(tags or []))
             page.revisions.append(rev)
             page.touched = rev.timestamp

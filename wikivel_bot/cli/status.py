@@ -37,6 +37,7 @@ def status(obj: CliContext, as_json: bool) -> None:
     problems = monitor.recent_file_problems(store, limit=5)
     backlog = monitor.approved_backlog(store)
     follow_ups = monitor.owed_follow_ups(store)
+    unsettled = store.unsettled_summary()
     claims = [{**c, "expires_at": c["expires_at"].isoformat() + "Z"} for c in store.claims()]
     now = datetime.now(timezone.utc)
     for key, info in daemon.items():
@@ -49,6 +50,8 @@ def status(obj: CliContext, as_json: bool) -> None:
             **counts,
             "approved_backlog": backlog,
             "follow_ups": follow_ups,
+            "unsettled_edits": {"count": unsettled["count"],
+                                "oldest": _iso(unsettled["oldest"])},
             "claims": claims,
             "cursors": {
                 s: {"timestamp": c.timestamp.isoformat(), "log_id": c.log_id} for s, c in cursors.items()
@@ -73,6 +76,7 @@ def status(obj: CliContext, as_json: bool) -> None:
         for state, n in counts[name].items():
             click.echo(f"  {state:<14}{n:>10}{_note(name, state, backlog)}")
     click.echo(f"follow-ups owed: {_follow_ups_text(follow_ups)}")
+    click.echo(f"edits without an answer: {_unsettled_text(unsettled)}")
     _print_claims(claims)
     click.echo("poll cursors:")
     if not cursors:
@@ -166,6 +170,19 @@ def _note(table: str, state: str, backlog: Dict[str, Any]) -> str:
     if backlog["claimed_elsewhere"]:
         parts.append(f"{backlog['claimed_elsewhere']} claimed by a writer")
     return f"  ({'; '.join(parts)})" if parts else ""
+
+
+def _iso(moment: Any) -> Any:
+    return moment.isoformat() + "Z" if moment is not None else None
+
+
+def _unsettled_text(unsettled: Dict[str, Any]) -> str:
+    """Requests whose answer never came (``commons.writer.unsettled``)."""
+    if not unsettled["count"]:
+        return "none"
+    return (f"{unsettled['count']} (oldest sent {_iso(unsettled['oldest'])}; each write run "
+            "re-reads the file until it shows up, then records it and follows the last "
+            "decision, or settles it as not applied an hour after it was sent)")
 
 
 def _follow_ups_text(follow_ups: Dict[str, int]) -> str:

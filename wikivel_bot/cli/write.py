@@ -71,13 +71,15 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
 
     for dead, n in free_dead_local_claims(store).items():
         click.echo(f"released {n} claims of {dead} (that process is gone)", err=True)
-    if not follow and not store.counts()["candidates"].get("approved") and not store.owed_follow_ups(limit=1):
-        # Nothing a human approved (and no later decision to honour): no site to open, no
-        # batch id to hand out.
+    if (not follow and not store.counts()["candidates"].get("approved") and not store.owed_follow_ups(limit=1)
+            and not store.unsettled_summary()["count"]):
+        # Nothing a human approved (no later decision to honour, no edit whose answer never
+        # came to look for): no site to open, no batch id to hand out.
         click.echo("nothing approved: nothing to write, no batch created")
         return
 
     from wikivel_bot.commons.site import open_items
+    from wikivel_bot.commons.writer.stop_page import StopGuard
     from wikivel_bot.labels import default_label_set
 
     site, repo = _open_site(obj)
@@ -85,9 +87,11 @@ def write(obj: CliContext, batch_size: Optional[int], dry_run: bool, follow: boo
     # The safety rules as configured now: a pair approved before a rule change is refused.
     writer = w.StatementWriter(site, w.new_batch_id(), w.hierarchy_lookup(label_set, items), repo=repo,
                                tags=settings.write.tags, dry_run=dry,
-                               safety=w.safety_check(settings.safety, label_set, items),
+                               safety=w.safety_check(settings.safety, label_set, items), items=items,
                                # Never an edit later than a third of the lease after its last check.
-                               fresh_s=settings.db.claim_lease_s / 3)
+                               fresh_s=settings.db.claim_lease_s / 3,
+                               # The kill switch, read right before every edit (the daemon's too).
+                               stop=StopGuard(site, settings.daemon.stop_page, settings.daemon.stop_run_text))
     counters = write_loop.WriteCounters(batch_id=writer.batch_id)
     worker = worker_name("write")
     size = batch_size or settings.write.batch_size
@@ -158,7 +162,11 @@ def revert(obj: CliContext, batch_id: str, dry_run: bool) -> None:
         _echo(r.RevertCounters(batch_id=batch_id, simulated=simulated).lines())
         return
     site, _repo = _open_site(obj)
-    reverter = r.StatementReverter(site, tags=settings.write.tags, dry_run=dry)
+    from wikivel_bot.commons.writer.stop_page import StopGuard
+
+    # The kill switch holds for reverts too: read right before each removal.
+    reverter = r.StatementReverter(site, tags=settings.write.tags, dry_run=dry,
+                                   stop=StopGuard(site, settings.daemon.stop_page, settings.daemon.stop_run_text))
     counters = r.RevertCounters(batch_id=batch_id)
     try:
         r.revert_batch(queue, reverter, batch_id, counters=counters)

@@ -10,7 +10,10 @@ site (Commons → Wikidata, test → test Wikidata, a custom wiki → itself) un
 ``site.wikidata_api_url`` names another one.
 
 pywikibot is configured only here: the User-Agent gets the operator's contact (Wikimedia's
-User-Agent policy), and nothing else of an operator's ``user-config.py`` is overridden.
+User-Agent policy), and nothing else of an operator's ``user-config.py`` is overridden. Its
+log gets one filter (:class:`OneLineTracebacks`): a request without a usable answer (a read
+timeout, a dropped connection) is one line on the operator's terminal, not pywikibot's
+traceback; the writer says what it does next in a line of its own.
 Works without any user-config.py (``PYWIKIBOT_NO_USER_CONFIG=2``).
 """
 
@@ -84,10 +87,37 @@ def open_site(settings: SiteSettings, *, user: Optional[str] = None, check: bool
         with translated_errors(settings.name, "opening the site"), connecting(settings.name):
             site = pywikibot.Site(code, name, user=user)
     _require_contact(site, settings)
+    quiet_request_tracebacks()
     # Last: pywikibot's config is process-wide, and a site that failed to open must not
     # change what the sites already open send.
     _configure_user_agent(settings.operator_contact)
     return site
+
+
+class OneLineTracebacks(logging.Filter):
+    """pywikibot logs the whole traceback of a request that got no usable answer (and then
+    waits and resends, or, for the writer's one-shot requests, gives up): that traceback
+    becomes its last line, a warning — what happened, without the call stack."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith("Traceback (most recent call last)"):
+            last = message.strip().splitlines()[-1]
+            record.msg = "no usable answer from the wiki: " + " ".join(last.split())[:300]
+            record.args = ()
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_ONE_LINE = OneLineTracebacks()
+
+
+def quiet_request_tracebacks() -> None:
+    """Install :class:`OneLineTracebacks` on pywikibot's logger (once; process-wide, like
+    pywikibot's own config)."""
+    logger = logging.getLogger("pywiki")
+    if _ONE_LINE not in logger.filters:
+        logger.addFilter(_ONE_LINE)
 
 
 def open_repo(settings: SiteSettings, site: Any) -> Any:

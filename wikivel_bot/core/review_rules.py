@@ -103,6 +103,9 @@ class ReviewCandidate:
     probability: Optional[float] = None
     # Why it was suggested: the file's own evidence, or "image only" (core.evidence_view).
     evidence: ShownEvidence = ShownEvidence()
+    # An edit for this pair was sent then and its answer never came: the wiki may still
+    # apply it (the writer re-reads the file until it is settled; commons.writer.unsettled).
+    unsettled_since: Optional[datetime] = None
 
 
 @dataclass(frozen=True)
@@ -369,3 +372,12 @@ def format_signals(alpha: Optional[float], probability: Optional[float]) -> str:
         image = round(100 * alpha)
         parts.append(f"image {image}% / text {100 - image}%")
     return ", ".join(parts)
+
+
+def unsettled_text(since: Optional[datetime]) -> str:
+    """What a reviewer is told of a pair whose edit was sent without an answer, "" if none."""
+    if since is None:
+        return ""
+    return (f"an edit for it was sent at {since:%Y-%m-%d %H:%M} UTC and no answer came: the wiki "
+            "may still apply it, and the bot checks the file until it knows; your decision "
+            "is what the file ends with")

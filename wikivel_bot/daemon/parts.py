@@ -34,6 +34,8 @@ class Parts:
     # Errors after which this daemon must not try to write again (blocked, logged out,
     # dry-run guard tripped): writing stops until an operator restarts it.
     fatal_write_errors: tuple = ()
+    # The stop page said stop right before an edit: writing pauses, as at a round's start.
+    pause_errors: tuple = ()
     # What the stages are working on (``queue.leases.WorkInProgress``; the stages run
     # through it): the only leases the heartbeat renews. None: nothing is tracked.
     work: Any = None
@@ -55,7 +57,7 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
     from wikivel_bot.commons.fetcher import Fetcher
     from wikivel_bot.commons.poller import UploadPoller
     from wikivel_bot.commons.site import open_items, open_repo, open_site, repo_api_url
-    from wikivel_bot.commons.writer.stop_page import check_stop_page
+    from wikivel_bot.commons.writer.stop_page import StopGuard, WritingPaused, check_stop_page
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.commons.providers import evidence_source
@@ -97,8 +99,10 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
         # The safety rules as configured now: a pair approved before a rule change is refused.
         writer = w.StatementWriter(site, w.new_batch_id(), w.hierarchy_lookup(label_set, items), repo=repo,
                                    tags=settings.write.tags, dry_run=dry_run,
-                                   safety=w.safety_check(settings.safety, label_set, items),
-                                   fresh_s=settings.db.claim_lease_s / 3)
+                                   safety=w.safety_check(settings.safety, label_set, items), items=items,
+                                   fresh_s=settings.db.claim_lease_s / 3,
+                                   # Read again right before every edit, not only each round.
+                                   stop=StopGuard(site, settings.daemon.stop_page, settings.daemon.stop_run_text))
 
         def write(limit: int) -> Any:
             return work.run(store, lambda queue: write_loop.write_approved(
@@ -131,5 +135,6 @@ def build_parts(settings: Settings, store: Any, dry_run: bool) -> Parts:
         stop_check=lambda: check_stop_page(site, settings.daemon.stop_page, settings.daemon.stop_run_text),
         maintenance=lambda: monitor.maintain(store),
         fatal_write_errors=(w.WriteStopped, w.WriteRefused),
+        pause_errors=(WritingPaused,),
         description=info,
     )

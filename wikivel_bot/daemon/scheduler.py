@@ -118,6 +118,9 @@ class Daemon:
                 return
             try:
                 counters = self._guard("write", lambda: self.parts.write(1))  # type: ignore[misc]
+            except self.parts.pause_errors as exc:
+                self._pause(" ".join(str(exc).split()))
+                return
             except self.parts.fatal_write_errors as exc:
                 self._write_stopped = " ".join(str(exc).split())
                 event("write", "stopped", level=logging.ERROR, error=self._write_stopped)
@@ -273,7 +276,7 @@ class Daemon:
         An unreachable database is the outage's to log: once a minute, no traceback."""
         try:
             return call()
-        except self.parts.fatal_write_errors:
+        except self.parts.fatal_write_errors + self.parts.pause_errors:
             raise
         except Exception as exc:  # noqa: BLE001 - the daemon must outlive a bad batch
             if self.outage.failed(stage, exc):

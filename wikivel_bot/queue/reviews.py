@@ -34,7 +34,7 @@ from wikivel_bot.core.review_rules import (
 from wikivel_bot.core.safety import ItemCheck, withheld_by_rule
 from wikivel_bot.queue.rows import media_from_json
 from wikivel_bot.queue.store import Store
-from wikivel_bot.queue.tables import candidates, decisions, edits, files
+from wikivel_bot.queue.tables import candidates, decisions, edits, files, sends
 from wikivel_bot.types import CandidateState, DecisionAction, FileState
 
 # Files whose candidates are worth a reviewer's time: linked, or being re-linked (their
@@ -266,11 +266,20 @@ REVIEW_COLUMNS = tuple(candidates.c[name] for name in (
     "id", "file_id", "qid", "score", "rank", "linker", "state", "prominent", "reviewer", "evidence"))
 
 
+def _unsettled_since() -> Any:
+    """When the pair's oldest unsettled edit request was sent (``queue.store.sends``): one
+    index probe per pair, NULL for nearly all."""
+    return (select(func.min(sends.c.sent_at))
+            .where(sends.c.candidate_id == candidates.c.id, sends.c.settled_at.is_(None))
+            .scalar_subquery().label("unsettled_since"))
+
+
 def _candidates_of(conn: Any, file_ids: Sequence[int], cond: ColumnElement[bool]) -> Dict[int, List[Any]]:
     out: Dict[int, List[Any]] = {}
     if not file_ids:
         return out
-    for row in conn.execute(select(*REVIEW_COLUMNS).where(candidates.c.file_id.in_(list(file_ids)), cond)):
+    query = select(*REVIEW_COLUMNS, _unsettled_since()).where(candidates.c.file_id.in_(list(file_ids)), cond)
+    for row in conn.execute(query):
         out.setdefault(row.file_id, []).append(row)
     return out
 
@@ -310,6 +319,7 @@ def _review_candidate(row: Any) -> ReviewCandidate:
         notes=notes, random_weights=bool(evidence.get("random_weights")),
         alpha=_optional_float(evidence.get("alpha")), probability=_optional_float(evidence.get("probability")),
         evidence=shown_evidence(evidence),
+        unsettled_since=getattr(row, "unsettled_since", None),
     )
 
 

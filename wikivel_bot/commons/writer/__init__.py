@@ -6,10 +6,13 @@ The order of a write (``statement_writer.StatementWriter``, called by ``loop.wri
  3. plan        skip present / more specific / opted out; recover a lost edit (edit_group)
  4. throttle    wait out pywikibot's put throttle (edit_group.wait_put_throttle)
  5. last check  each pair still ours right before the request leaves (edit_send)
- 6. send        one wbeditentity with the stale-revision baserevid, sent once (one_shot)
+ 6. send        noted in the queue first (unsettled), then one wbeditentity with the
+                re-read's baserevid, sent once (one_shot); at most five a file an hour (edit_budget)
  7. record      every pair's outcome as a value, errors mapped in one place (outcomes)
  8. follow up   a decision that came too late, a twin statement removed (follow_up)
-Beside it: ``revert`` (one removal edit per file of a batch), ``stop_page`` (the kill switch).
+A run starts by settling the requests whose answer never came (``unsettled``). Beside it:
+``revert`` (one removal edit per file of a batch), ``stop_page`` (the kill switch, read right
+before every edit).
 
 The room's front door imports nothing; import the modules themselves.
 """

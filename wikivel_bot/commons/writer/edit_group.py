@@ -8,8 +8,11 @@ as one ``wbeditentity`` edit; this module holds what it builds on:
   ``addClaim`` does), so the statement ids are known before the edit is sent;
   :func:`statement_guid` makes it the same for every attempt at the pair: an edit the wiki
   applies late (after the writer re-read the file and saw nothing) and the retry carry the
-  same GUID, so the second of them is an edit conflict (Wikibase patches a stale edit onto
-  the latest revision only where it does not overlap), never a second statement.
+  same GUID. Wikibase does not refuse a known GUID (sent with a fresh ``baserevid`` it
+  replaces that statement, ``ChangeOpStatement``): the second of them is refused because
+  its ``baserevid`` is stale by then — the patch of "add this GUID" onto a revision that
+  has it does not apply, an edit conflict — and a retry re-reads first, never a second
+  statement.
 * :func:`wait_put_throttle` — waits until pywikibot's write throttle lets the next write
   through, *without* taking the write slot: the writer then makes its last check and sends,
   and the request's own throttle wait is (about) zero. The last check is therefore the last
@@ -143,6 +146,16 @@ class History:
                 made_by = BATCH_IN_SUMMARY.search(comment)
                 return Written(revid=revid, statement_id=guid,
                                batch_id=made_by.group(1) if made_by else "")
+        return None
+
+    def added(self, qid: str, guid: str) -> Optional[Written]:
+        """This bot's revision that added the statement ``guid`` of ``qid``, whether or not
+        the file still shows it (``commons.writer.unsettled``: an edit applied late and then
+        removed by someone is still this bot's edit), or None."""
+        for comment, revid, parent, contents in self._own_edits_of(qid):
+            if guid in _guids(contents.get(revid, {}), qid) - _guids(contents.get(parent, {}), qid):
+                made_by = BATCH_IN_SUMMARY.search(comment)
+                return Written(revid=revid, statement_id=guid, batch_id=made_by.group(1) if made_by else "")
         return None
 
     def followed_up(self, qid: str, guid: str, rank: str = "") -> Optional[int]:

@@ -19,28 +19,45 @@ when its answer is late or says "lagged".
                 all there: each pair is ``Written`` with the revision that added them (found
                 in the page history); none there: a transient failure, the next cycle writes
                 them after a fresh re-read; nothing is resent blindly. The GUIDs are the
-                same at the retry (``edit_group.statement_guid``): should the wiki apply
-                the first edit only after that re-read, whichever of the two lands second
-                is an edit conflict, not a second statement, and the next re-read finds
-                the item and records the revision that added it
+                same at the retry (``edit_group.statement_guid``). The wiki does not refuse
+                a GUID it knows — with a fresh ``baserevid`` the same id replaces its
+                statement (``ChangeOpStatement``) — what protects the file is the stale
+                ``baserevid`` and the re-read: should the wiki apply the first edit only
+                after that re-read, whichever of the two lands second was made on a revision
+                without the statement, and Wikibase's patch of "add this GUID" onto a
+                revision that has it does not apply: an edit conflict, not a second
+                statement (on a file that had no structured data, the second is made on a
+                revision without MediaInfo and fails to save, ``failed-save``, see
+                ``statement_writer``); the next re-read finds the item and records the revision
 
-The answer's entity tells whether a statement just added has a twin of the same item (a
-human or another tool that added the item since the re-read; a writer that resumes after its
-lease was taken over carries the same GUID as the writer that took over, so its edit is an
-edit conflict instead); :func:`send_group` reports those (``Sent.twins``) for the follow-up module to
-remove and record.
+Twins — a statement just added whose item the file shows twice, because a human or another
+tool added the item between the re-read and the edit — are found by re-reading the file,
+never from the answer: Wikibase answers with the entity built on the *base* revision and
+patches the change onto the latest one afterwards (``repo/includes/Api/EditEntity.php``), so
+a statement added meanwhile is saved but not in the answer. The file is re-read after every
+edit that was patched or may have been: the answer warns ``wikibase-conflict-patched`` (or
+``wikibase-self-conflict-patched``), or carries no entity to tell; and after an unanswered
+edit that turns out applied. An edit whose base was the latest revision cannot have been
+patched, and the re-read's plan left out every item the file showed then, so it needs no
+second read. :func:`send_group` reports the twins (``Sent.twins``) for the follow-up module
+to remove and record; should that re-read fail, every statement of the edit is reported and
+``follow_up.remove_twins``, which re-reads the file itself, removes only the real twins. (A
+writer that resumes after its lease was taken over carries the same GUID as the writer that
+took over, on a ``baserevid`` read before that writer's edit: an edit conflict, not a twin.)
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Sequence, Tuple, Union
 
 from wikivel_bot.commons.writer.edit_group import History, Lost, wait_put_throttle
-from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of
+from wikivel_bot.commons.mediainfo import DEPICTS
 from wikivel_bot.commons.writer.one_shot import LagRefused, Unanswered, send_once
 from wikivel_bot.commons.writer.outcomes import failure_for
+from wikivel_bot.events import event
 from wikivel_bot.types import ApprovedEdit, DryRun, Failed, Written, rank_of
 
 __all__ = ["Sent", "send_group"]
@@ -92,17 +109,35 @@ def send_group(writer: Any, edits: List[ApprovedEdit], mediainfo: Any, claims: D
                       token=mediainfo.repo.tokens["csrf"])
         if writer.tags:
             params["tags"] = "|".join(writer.tags)
+        # Noted (committed) before the request leaves: should its answer never come — a
+        # timeout, a kill -9 — a later run re-reads the file and settles it
+        # (commons.writer.unsettled), whatever the pair's state by then.
+        noted = [] if simulate else writer.journal.sending(
+            [(e.candidate_id, str(claims[e.candidate_id].snak)) for e in edits])
+        writer.budget.spend(edits[0].page_id)  # edit_budget: every request that leaves counts
         try:
             answer = send_once(mediainfo.repo, **params)
         except LagRefused as exc:
+            writer.journal.answered(noted)
             lagged += 1
             if lagged > config.max_retries:
                 raise
             mediainfo.repo.throttle.lag(exc.lag * lagged)
             continue  # nothing was applied: last check again, then send again
         except Unanswered:
+            # One line for the operator (pywikibot's traceback is cut to its last line:
+            # commons.site.OneLineTracebacks), saying what happens next.
+            event("write", "no-answer", level=logging.WARNING, file=mediainfo.getID(),
+                  batch=writer.batch_id, next="re-reading the file to see whether the edit was applied; "
+                  "never sent again blindly")
             _recover_unanswered(writer, edits, mediainfo, claims, done)
+            # Applied after all, perhaps patched onto a newer revision: the re-read just made
+            # shows any twin.
+            sent.twins = twins_on_page(mediainfo, edits, claims)
             return sent
+        except Exception:
+            writer.journal.answered(noted)  # an error answer: nothing of it was applied
+            raise
         if simulate:
             for edit in edits:
                 done[edit.candidate_id] = DryRun(summary)
@@ -113,7 +148,7 @@ def send_group(writer: Any, edits: List[ApprovedEdit], mediainfo: Any, claims: D
         for edit in edits:
             done[edit.candidate_id] = Written(revid=revid, statement_id=str(claims[edit.candidate_id].snak),
                                               rank=rank_of(edit.prominent))
-        sent.twins = _twins(entity, edits, claims)
+        sent.twins = _twins_after(answer, edits, mediainfo, claims)
         return sent
     return sent
 
@@ -127,6 +162,9 @@ def _last_check(writer: Any, edits: List[ApprovedEdit], mediainfo: Any,
         # between that check and the request leaving can take long.
         mediainfo.repo.tokens["csrf"]
         wait_put_throttle(mediainfo.repo.throttle)
+    # The kill switch, read again right before the edit (stop_page.StopGuard): raises
+    # WritingPaused, and the run ends with its claims released.
+    writer.check_stop()
     # Timed from before the check: the age measured is never less than the check's.
     checked = writer.monotonic()
     return filter_ours(edits), checked
@@ -162,15 +200,37 @@ def _settle_present(writer: Any, edits: List[ApprovedEdit], mediainfo: Any, clai
     return [e for e in edits if e not in ours]
 
 
-def _twins(entity: Dict[str, Any], edits: Sequence[ApprovedEdit], claims: Dict[int, Any]) -> List[Tuple[int, str]]:
-    """(candidate id, GUID) of statements just added whose item appears more than once."""
-    statements = entity.get("statements") if isinstance(entity.get("statements"), dict) else entity.get("claims")
-    group = (statements or {}).get(DEPICTS) if isinstance(statements, dict) else None
-    if not isinstance(group, list):
+def _may_be_patched(answer: Dict[str, Any]) -> bool:
+    """Whether the wiki may have patched the edit onto a revision newer than its base: it
+    says so (``wikibase-conflict-patched``, ``wikibase-self-conflict-patched``, in whatever
+    shape the warnings come), or the answer has no entity revision to tell by."""
+    warnings = json.dumps(answer.get("warnings") or {})
+    entity = answer.get("entity")
+    return "conflict-patched" in warnings or not isinstance(entity, dict) or not entity.get("lastrevid")
+
+
+def _twins_after(answer: Dict[str, Any], edits: Sequence[ApprovedEdit], mediainfo: Any,
+                 claims: Dict[int, Any]) -> List[Tuple[int, str]]:
+    """The twins of an edit just answered, from a re-read of the file when it may have been
+    patched (module docstring); every statement of the edit when that re-read fails."""
+    if not _may_be_patched(answer):
         return []
-    items: Dict[str, int] = {}
-    for statement in group:
-        named = depicts_of({"statements": {DEPICTS: [statement]}})
-        if named:
-            items[named[0].qid] = items.get(named[0].qid, 0) + 1
-    return [(e.candidate_id, str(claims[e.candidate_id].snak)) for e in edits if items.get(e.qid, 0) > 1]
+    try:
+        mediainfo.get(force=True)
+    except Exception:  # noqa: BLE001 - remove_twins re-reads and decides; the edit stands
+        return [(e.candidate_id, str(claims[e.candidate_id].snak)) for e in edits]
+    return twins_on_page(mediainfo, edits, claims)
+
+
+def twins_on_page(mediainfo: Any, edits: Sequence[ApprovedEdit], claims: Dict[int, Any]) -> List[Tuple[int, str]]:
+    """(candidate id, GUID) of the statements of ``edits`` the loaded ``mediainfo`` shows
+    next to another statement of the same item."""
+    statements = mediainfo.statements.get(DEPICTS, [])
+    out = []
+    for edit in edits:
+        guid = str(claims[edit.candidate_id].snak)
+        if not any(c.snak == guid for c in statements):
+            continue
+        if any(c.snak != guid and getattr(c.getTarget(), "id", None) == edit.qid for c in statements):
+            out.append((edit.candidate_id, guid))
+    return out

@@ -17,14 +17,18 @@ follow-up (``queue.store.follow_ups``). :func:`settle_follow_ups` claims those, 
                 rank the last decision asks for, baserevid from the re-read, sent once
                 (``commons.writer.one_shot``); the summary names the later decision, who made it,
                 and the batch and revision of the edit it follows up
+    repair      a rank change (the whole statement, as read) that replaced someone's change
+                made after the read — a qualifier, a reference — puts it back in one more
+                edit (``commons.writer.rank_repair``)
     record      a ``reverted`` row (removal) or a ``written`` row with the new rank, under
                 the batch that wrote the statement, so ``revert --batch`` neither removes it
                 twice nor re-adds anything
 
-:func:`remove_twins` runs after a group edit whose answer shows one of its new statements'
-items twice on the file (a writer that resumed after its lease was taken over, a human who
-added the item since the re-read): the new statement is removed again in one edit and
-recorded, the older one stays. A dry run simulates every edit and records nothing.
+:func:`remove_twins` runs after a group edit that the wiki patched onto a newer revision (or
+may have), when a re-read of the file shows one of its new statements' items twice (a human
+or another tool added the item since the writer's re-read; ``commons.writer.edit_send``
+says why the answer cannot tell): it re-reads the file once more, and the new statement is
+removed again in one edit and recorded, the older one stays. A dry run simulates every edit and records nothing.
 """
 
 from __future__ import annotations
@@ -37,12 +41,16 @@ from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple, Uni
 from wikivel_bot.commons.writer.edit_group import History, Lost, recovery_marker, wait_put_throttle
 from wikivel_bot.commons.mediainfo import DEPICTS, load_mediainfo
 from wikivel_bot.commons.writer.one_shot import Unanswered, send_once
+from wikivel_bot.commons.writer.rank_repair import Repaired, record_repaired, repair_rank_change
 from wikivel_bot.commons.writer.outcomes import WriteStopped, failure_for
 from wikivel_bot.commons.writer.statement_writer import guard_simulate
+from wikivel_bot.commons.writer.stop_page import WritingPaused
+from wikivel_bot.core.edit_comment import COMMENT_LIMIT, plain, ranking, removing, room, shorten
 from wikivel_bot.events import event
 from wikivel_bot.types import REMOVE, DryRun, Failed, Skipped, Written
 
-__all__ = ["FollowUpQueue", "follow_up", "follow_up_summary", "remove_twins", "settle_follow_ups"]
+__all__ = ["FollowUpQueue", "follow_up", "follow_up_summary", "remove_twins", "settle_follow_ups",
+           "twin_groups", "twin_summary"]
 
 Outcome = Union[Written, Skipped, Failed, DryRun]
 
@@ -83,12 +91,40 @@ class FollowUpQueue(Protocol):
 
 def follow_up_summary(item: FollowUp, batch_id: str, version: str) -> str:
     """The summary of a follow-up edit: what it does, the later decision (what, who), and
-    the edit it follows up (its batch and revision)."""
+    the edit it follows up (its batch and revision).
+
+    Within what Commons keeps after Wikibase's autocomment of the edit (a removal names the
+    removed value, a rank change the statement: ``core.edit_comment``): the decision's words
+    (a long reviewer name) are cut, never the item link, "wikivel-bot" or the batch id that
+    ``edit_group.History`` reads back."""
     item_link = recovery_marker(item.qid)
-    what = (f"Removing depicts {item_link} again" if item.wanted == REMOVE
-            else f"Setting depicts {item_link} to {item.wanted} rank")
-    return (f"{what}: {item.decision()} after edit {item.revid} of {item.batch_id} was sent "
-            f"(wikivel-bot {version}, batch {batch_id})")
+    what = (f"Removing depicts {item_link} again: " if item.wanted == REMOVE
+            else f"Setting depicts {item_link} to {item.wanted} rank: ")
+    tail = f" after edit {item.revid} of {item.batch_id} was sent (wikivel-bot {version}, batch {batch_id})"
+    limit = room(removing([item.qid]) if item.wanted == REMOVE else ranking(item.qid))
+    return what + shorten(plain(item.decision()), limit - len(what) - len(tail)) + tail
+
+
+def twin_summary(qids: Sequence[str], batch_id: str, version: str) -> str:
+    """The summary of the edit removing this bot's second statements of ``qids``."""
+    items = ", ".join(recovery_marker(q) for q in qids)
+    return (f"Removing a second depicts {items} this bot just added (the file already "
+            f"shows it) (wikivel-bot {version}, batch {batch_id})")
+
+
+def twin_groups(removable: Sequence[Tuple[int, str, str]], batch_id: str, version: str
+                ) -> List[List[Tuple[int, str, str]]]:
+    """``removable`` (candidate id, GUID, item) as removal edits: as many to an edit as
+    Wikibase's autocomment (it names every removed value) and the summary fit in 500
+    characters, so the stored comment keeps every item link and the batch id."""
+    out: List[List[Tuple[int, str, str]]] = []
+    for twin in removable:
+        grown = [q for _, _, q in (out[-1] if out else [])] + [twin[2]]
+        if out and len(twin_summary(grown, batch_id, version)) + removing(grown) <= COMMENT_LIMIT:
+            out[-1].append(twin)
+        else:
+            out.append([twin])
+    return out
 
 
 def settle_follow_ups(store: FollowUpQueue, writer: Any, worker: str, *, limit: int = 50,
@@ -97,9 +133,16 @@ def settle_follow_ups(store: FollowUpQueue, writer: Any, worker: str, *, limit: 
 
     :param writer: the run's ``StatementWriter`` (site, batch, tags, dry run, version).
     :raises WriteStopped, WriteRefused: the account cannot edit; the claim is given back.
+    :raises WritingPaused: the stop page says stop; the claim is given back.
     """
     done: List[Outcome] = []
     for item in store.claim_follow_ups(limit, worker):
+        if not writer.budget.allows(item.page_id):
+            # The file had its edits for now (edit_budget): still owed, made next time.
+            store.release_follow_up(item, worker)
+            event("write", "follow-up-deferred", file=item.mid, item=item.qid,
+                  reason="the file's edit budget is spent for now")
+            continue
         started = clock()
         try:
             outcome = follow_up(writer, item, functools.partial(store.confirm_follow_up, item, worker))
@@ -110,7 +153,10 @@ def settle_follow_ups(store: FollowUpQueue, writer: Any, worker: str, *, limit: 
             event("write", "follow-up-lost", file=item.mid, item=item.qid, reason=outcome.reason)
             continue  # a newer decision cleared the claim: the next cycle looks again
         note = f"follow-up: {item.decision()} after the edit was sent"
-        store.record_follow_up(item, outcome, started, note, worker=worker)
+        if isinstance(outcome, Repaired):  # two edits: the rank change, the repair
+            record_repaired(store, item, outcome, started, note, worker)
+        else:
+            store.record_follow_up(item, outcome, started, note, worker=worker)
         event("write", "follow-up-" + type(outcome).__name__.lower(), file=item.mid, item=item.qid,
               wanted=item.wanted, batch=item.batch_id, revid=getattr(outcome, "revid", None),
               reason=getattr(outcome, "reason", None))
@@ -130,6 +176,7 @@ def follow_up(writer: Any, item: FollowUp, still_ours: Callable[[], bool]) -> Un
         if not writer.simulates:
             mediainfo.repo.tokens["csrf"]
             wait_put_throttle(mediainfo.repo.throttle)
+        writer.check_stop()  # the kill switch, right before the last check and the edit
         if not still_ours():
             return Lost(f"{item.mid} {item.qid}: decided again meanwhile")
         simulate = guard_simulate(writer.dry_run)
@@ -137,8 +184,10 @@ def follow_up(writer: Any, item: FollowUp, still_ours: Callable[[], bool]) -> Un
         if item.wanted == REMOVE:
             params = dict(action="wbremoveclaims", claim=item.statement_id)
         else:
+            read = found.toJSON()
             found.setRank(item.wanted)
             params = dict(action="wbsetclaim", claim=json.dumps(found.toJSON()))
+        base = mediainfo.latest_revision_id
         try:
             answer = _send(writer, mediainfo, summary, params)
         except Unanswered:
@@ -146,9 +195,10 @@ def follow_up(writer: Any, item: FollowUp, still_ours: Callable[[], bool]) -> Un
         if simulate:
             return DryRun(summary)
         revid = int((answer.get("pageinfo") or {}).get("lastrevid") or 0)
-        return Written(revid=revid, statement_id=item.statement_id,
+        done = Written(revid=revid, statement_id=item.statement_id,
                        rank="" if item.wanted == REMOVE else item.wanted)
-    except WriteStopped:
+        return done if item.wanted == REMOVE else _repaired(writer, mediainfo, item, done, base, read)
+    except (WriteStopped, WritingPaused):
         raise
     except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
         return failure_for(exc)
@@ -157,7 +207,8 @@ def follow_up(writer: Any, item: FollowUp, still_ours: Callable[[], bool]) -> Un
 def remove_twins(writer: Any, page_id: int, twins: Sequence[Tuple[int, str]]
                  ) -> List[Tuple[int, str, Outcome]]:
     """Remove the statements ``twins`` (candidate id, GUID) the group edit just added, each
-    of whose item the file shows more than once; (candidate id, GUID, outcome) for each."""
+    of whose item the file shows more than once; (candidate id, GUID, outcome) for each.
+    One edit, or more when one comment cannot name them all (:func:`twin_groups`)."""
     try:
         mediainfo = load_mediainfo(writer.site, page_id)
         statements = mediainfo.statements.get(DEPICTS, []) if mediainfo is not None else []
@@ -169,23 +220,49 @@ def remove_twins(writer: Any, page_id: int, twins: Sequence[Tuple[int, str]]
             if claim is not None and any(getattr(c.getTarget(), "id", None) == qid and c.snak not in ours
                                          for c in statements):
                 removable.append((candidate_id, guid, qid))
-        if not removable:
-            return []
-        items = ", ".join(recovery_marker(q) for _, _, q in removable)
-        summary = (f"Removing a second depicts {items} this bot just added (the file already "
-                   f"shows it) (wikivel-bot {writer.version}, batch {writer.batch_id})")
-        if not writer.simulates:
-            wait_put_throttle(mediainfo.repo.throttle)
-        answer = _send(writer, mediainfo, summary,
-                       dict(action="wbremoveclaims", claim="|".join(g for _, g, _ in removable)))
-        revid = int((answer.get("pageinfo") or {}).get("lastrevid") or 0)
-        outcome: Outcome = DryRun(summary) if writer.simulates else Written(revid=revid)
-    except WriteStopped:
+    except (WriteStopped, WritingPaused):
         raise
     except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
         failure = failure_for(exc)
         return [(c, g, failure) for c, g in twins]
-    return [(c, g, outcome) for c, g, _ in removable]
+    done: List[Tuple[int, str, Outcome]] = []
+    for group in twin_groups(removable, writer.batch_id, writer.version):
+        summary = twin_summary([q for _, _, q in group], writer.batch_id, writer.version)
+        try:
+            if not writer.simulates:
+                wait_put_throttle(mediainfo.repo.throttle)
+            writer.check_stop()
+            answer = _send(writer, mediainfo, summary,
+                           dict(action="wbremoveclaims", claim="|".join(g for _, g, _ in group)))
+            revid = int((answer.get("pageinfo") or {}).get("lastrevid") or 0)
+            if revid:
+                # The next group's baserevid: this bot's own revision, not a stale base.
+                mediainfo.latest_revision_id = revid
+            outcome: Outcome = DryRun(summary) if writer.simulates else Written(revid=revid)
+        except (WriteStopped, WritingPaused):
+            raise
+        except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
+            outcome = failure_for(exc)
+        done += [(c, g, outcome) for c, g, _ in group]
+    return done
+
+
+def _repaired(writer: Any, mediainfo: Any, item: FollowUp, done: Written, base: int, read: Any) -> Written:
+    """The rank change ``done``, or :class:`~wikivel_bot.commons.writer.rank_repair.Repaired`
+    when it overwrote someone's change made after the read (``rank_repair``). A repair that
+    fails leaves the rank change recorded, and says so in the log."""
+    mediainfo.latest_revision_id = done.revid  # the repair's base: the follow-up's own revision
+    summary = (f"Putting back what was added to depicts {recovery_marker(item.qid)} while its rank "
+               f"change was in flight (wikivel-bot {writer.version}, batch {writer.batch_id})")
+    try:
+        return repair_rank_change(writer.site, item.page_id, done, base, read, item.wanted,
+                                  lambda text, params: _send(writer, mediainfo, text, params), summary)
+    except (WriteStopped, WritingPaused):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the rank change itself was made and is recorded
+        event("write", "rank-repair-failed", file=item.mid, item=item.qid, revid=done.revid,
+              reason=" ".join(str(exc).split())[:200] or type(exc).__name__)
+        return done
 
 
 def _send(writer: Any, mediainfo: Any, summary: str, params: Any) -> Any:
@@ -193,6 +270,7 @@ def _send(writer: Any, mediainfo: Any, summary: str, params: Any) -> Any:
                   token=mediainfo.repo.tokens["csrf"])
     if writer.tags:
         params["tags"] = "|".join(writer.tags)
+    writer.budget.spend(int(str(mediainfo.getID())[1:]))  # edit_budget: every request counts
     return send_once(mediainfo.repo, **params)
 
 

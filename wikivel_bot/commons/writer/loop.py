@@ -14,7 +14,9 @@ A decision that arrived after an edit's request left is honoured by a follow-up 
 and after each batch, so a reject that lands while its statement is being written has the
 statement removed again in the same run (or, if it lands after the run, in the next). A
 group edit that left one of its items on the file twice has its new statement removed
-again right after it is recorded.
+again right after it is recorded. Before the follow-ups, the requests whose answer never
+came are settled by a re-read (:mod:`wikivel_bot.commons.writer.unsettled`): one applied
+late is recorded, and then followed up like any other.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from typing import Any, Callable, List, Optional, Protocol, Sequence, Set
 from wikivel_bot.commons.writer.edit_group import Lost
 from wikivel_bot.commons.writer.follow_up import FollowUpQueue, remove_twins, settle_follow_ups
 from wikivel_bot.commons.writer.statement_writer import Outcome, StatementWriter
+from wikivel_bot.commons.writer.unsettled import Journal, SendQueue, settle_unsettled
+from wikivel_bot.commons.writer.edit_budget import MAX_EDITS_PER_FILE
 from wikivel_bot.errors import LeaseLost
 from wikivel_bot.events import event
 from wikivel_bot.types import QID_REGEX, ApprovedEdit, CandidateState, DryRun, Skipped, Written
@@ -37,7 +41,7 @@ from wikivel_bot.types import QID_REGEX, ApprovedEdit, CandidateState, DryRun, S
 __all__ = ["LeaseKeeper", "WriteCounters", "WriteQueue", "reason_kind", "write_approved"]
 
 
-class WriteQueue(FollowUpQueue, Protocol):
+class WriteQueue(FollowUpQueue, SendQueue, Protocol):
     def claim_approved(self, limit: int, worker: str, *, dry_run: bool = False) -> List[ApprovedEdit]: ...
 
     def confirm_claim(self, candidate_id: int, worker: str) -> bool: ...
@@ -101,6 +105,12 @@ class WriteCounters:
     # Follow-up edits made (a later decision honoured) and second statements removed.
     followed_up: int = 0
     twins_removed: int = 0
+    # Requests whose answer never came, settled by a re-read (commons.writer.unsettled).
+    applied_late: int = 0
+    not_applied: int = 0
+    unsettled: int = 0
+    # Pairs left for the next run: their file had its edits for now (edit_budget).
+    deferred: int = 0
     skipped: Counter = field(default_factory=Counter)
     retrying: Counter = field(default_factory=Counter)
     failed: Counter = field(default_factory=Counter)
@@ -135,6 +145,17 @@ class WriteCounters:
                        "was sent: statement removed again or its rank changed)")
         if self.twins_removed:
             out.append(f"{self.twins_removed} second statements of an item removed again")
+        if self.applied_late:
+            out.append(f"{self.applied_late} edits whose answer never came found applied late "
+                       "(recorded; a later decision is followed up)")
+        if self.not_applied:
+            out.append(f"{self.not_applied} edits whose answer never came found not applied")
+        if self.unsettled:
+            out.append(f"{self.unsettled} edits sent without an answer, not on the file yet "
+                       "(checked again by the next runs)")
+        if self.deferred:
+            out.append(f"{self.deferred} left for the next run (their file had its "
+                       f"{MAX_EDITS_PER_FILE} bot edits of the hour)")
         if self.lost:
             out.append(f"{self.lost} left to another writer or a later decision (lease taken "
                        "over, or no longer approved; not written)")
@@ -169,9 +190,25 @@ def write_approved(store: WriteQueue, writer: StatementWriter, *, batch_size: in
     :param lease_renewal_s: seconds between lease renewals (a third of the lease); None
         renews only at each confirm.
     :raises WriteStopped, WriteRefused: the run must end (its unhandled claims are released).
+    :raises WritingPaused: the stop page says stop (read before every edit); likewise.
     """
     counters = counters if counters is not None else WriteCounters()
     counters.batch_id = writer.batch_id
+    writer.journal = Journal(store, writer.batch_id, worker)
+    # Pairs whose file had its edits for now (edit_budget): held until the run ends, so the
+    # next claim does not hand them out again, then released unattempted.
+    deferred: List[int] = []
+    try:
+        _write_batches(store, writer, batch_size, worker, max_attempts, limit, clock, counters,
+                       lease_renewal_s, deferred)
+    finally:
+        store.release_candidates(deferred, worker)
+    return counters
+
+
+def _write_batches(store: WriteQueue, writer: StatementWriter, batch_size: int, worker: str,
+                   max_attempts: int, limit: Optional[int], clock: Callable[[], datetime],
+                   counters: WriteCounters, lease_renewal_s: Optional[float], deferred: List[int]) -> None:
     _follow_up(store, writer, worker, clock, counters)
     done = 0
     while limit is None or done < limit:
@@ -188,18 +225,30 @@ def write_approved(store: WriteQueue, writer: StatementWriter, *, batch_size: in
         try:
             with keeper:
                 for group in writer.groups(claimed):
-                    done += _write_group(store, writer, group, worker, max_attempts, clock, counters)
+                    # Its own edit and the twin removal it may need right after.
+                    if writer.budget.allows(group[0].page_id, 2):
+                        done += _write_group(store, writer, group, worker, max_attempts, clock, counters)
+                    else:
+                        counters.deferred += len(group)
+                        deferred.extend(edit.candidate_id for edit in group)
+                        event("write", "deferred", file=group[0].mid, pairs=len(group),
+                              reason="the file's edit budget is spent for now")
                     for edit in group:
                         pending.remove(edit.candidate_id)
         finally:
             store.release_candidates(pending, worker)
         # Decisions that arrived while this batch's requests were in flight.
         _follow_up(store, writer, worker, clock, counters)
-    return counters
 
 
 def _follow_up(store: WriteQueue, writer: StatementWriter, worker: str,
                clock: Callable[[], datetime], counters: WriteCounters) -> None:
+    # First the requests whose answer never came: one applied late is recorded, and the
+    # follow-ups below then honour its pair's last decision in the same run.
+    settled = settle_unsettled(store, writer, clock=clock)
+    counters.applied_late += settled.applied_late
+    counters.not_applied += settled.not_applied
+    counters.unsettled = settled.waiting
     for outcome in settle_follow_ups(store, writer, worker, clock=clock):
         if isinstance(outcome, Written):
             counters.followed_up += 1

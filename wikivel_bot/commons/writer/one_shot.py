@@ -22,6 +22,7 @@ anything was done) is still resent by pywikibot with a fresh token at once.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import Any, Dict
 
@@ -55,6 +56,16 @@ def _request_class() -> Any:
             # Called by pywikibot before each resend of an answer it could not use.
             raise Unanswered(f"no usable answer to {self.action} (not resent; the writer "
                              "re-reads the file to see whether it was applied)")
+
+        def _handle_warnings(self, result: Dict[str, Any]) -> bool:
+            # Wikibase's "patched into the latest version" (wikibase-conflict-patched) is
+            # for the writer, which re-reads the file for it (edit_send): pywikibot would
+            # print it as a warning "of unknown format". The answer keeps it.
+            warnings = result.get("warnings") if isinstance(result, dict) else None
+            if isinstance(warnings, dict):
+                shown = {mod: w for mod, w in warnings.items() if "conflict-patched" not in json.dumps(w)}
+                return bool(super()._handle_warnings({**result, "warnings": shown}))
+            return bool(super()._handle_warnings(result))
 
         def _json_loads(self, response: Any) -> Any:
             result = super()._json_loads(response)

@@ -68,6 +68,15 @@ class ErrorKind:
     reason: str
     code: str = ""
 
+    @property
+    def slot_exists(self) -> bool:
+        """Wikibase's failed save of a new MediaInfo on a file that has one now: the edit's
+        base revision had no structured data, so Wikibase created the entity afresh without
+        a conflict check (``EntityLoadingHelper``, T267363) and ``WikiPageEntityStore``
+        refused the slot that exists ("Can't create slot, it already exists: mediainfo").
+        Nothing was saved; the writer re-reads and tries once more (``statement_writer``)."""
+        return self.code == "failed-save" and "create slot, it already exists" in self.reason.lower()
+
 
 class WriteStopped(WikiError):
     """The wiki refuses every write of this account (blocked, logged out, no rights)."""

@@ -2,8 +2,12 @@
 
 For each file the batch wrote to, the file's MediaInfo is re-read once and the statements
 the batch recorded as written (by their GUIDs from the audit trail: exactly those the bot's
-edit added) are removed in one ``wbremoveclaims`` edit (pywikibot
-``MediaInfo.removeClaims``, baserevid from the fresh read), each only when it is still
+edit added) are removed in one ``wbremoveclaims`` edit (more when one comment cannot name them
+all: :func:`revert_groups`; baserevid from the fresh read) that
+leaves once (``one_shot.send_once``, like the writer's edits: pywikibot would resend it after
+a read timeout, and the resend of an applied removal is an edit conflict on Wikibase —
+recorded as failed and blamed on someone else; without an answer the file is re-read, and a
+statement this bot's own revision removed is recorded as removed), each only when it is still
 exactly what the bot wrote: the same GUID, P180 pointing at the same item, the same rank,
 and no qualifiers or references added. Anything a human touched since is left alone with a
 reason, because reverting over a person's edit would undo their work, not ours; statements
@@ -20,24 +24,28 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from wikivel_bot import __version__
 from wikivel_bot.commons.mediainfo import DEPICTS, load_mediainfo
+from wikivel_bot.commons.writer.edit_group import History
+from wikivel_bot.commons.writer.one_shot import Unanswered, send_once
 from wikivel_bot.commons.writer.outcomes import WriteStopped, failure_for
 from wikivel_bot.commons.writer.loop import reason_kind
 from wikivel_bot.commons.writer.statement_writer import WriteRefused, enable_dry_run, guard_simulate
-from wikivel_bot.core.edit_rules import COMMENT_LIMIT
+from wikivel_bot.commons.writer.stop_page import WritingPaused, no_stop_page
+from wikivel_bot.core.edit_comment import COMMENT_LIMIT, removing
 from wikivel_bot.types import DryRun, EditOutcome, Failed, Skipped, Written, rank_of
 
 RevertOutcome = Union[Written, Skipped, Failed, DryRun]
 
 
-def removal_comment_room(statements: int) -> int:
-    """Characters Wikibase's own comment of a ``wbremoveclaims`` edit may take: its auto
-    comment names every removed statement ("[[Property:P180]]: [[Q146]], ..."), before our
-    summary, within MediaWiki's 500 (an estimate with room to spare)."""
-    return 40 + 50 * statements
+def removal_comment_room(qids: Sequence[str]) -> int:
+    """Characters Wikibase's own comment of a ``wbremoveclaims`` edit removing statements
+    of ``qids`` takes before our summary: it names every removed statement
+    (``[[d:Special:EntityPage/P180]]: [[d:Special:EntityPage/Q146]], ...``, about 62
+    characters each; ``core.edit_comment.removing``), within MediaWiki's 500."""
+    return removing(qids)
 
 
 class StatementRow(Protocol):
@@ -87,16 +95,18 @@ class StatementReverter:
     :param site: the Commons ``DataSite``.
     :param tags: change tags for the removals.
     :param dry_run: simulate (switches pywikibot's ``simulate`` on).
+    :param stop: the kill switch (``stop_page.StopGuard``), read right before each removal.
     """
 
     def __init__(self, site: Any, *, tags: Sequence[str] = (), dry_run: bool = False,
-                 version: str = __version__) -> None:
+                 version: str = __version__, stop: Callable[[], None] = no_stop_page) -> None:
         if dry_run:
             enable_dry_run()
         self.site = site
         self.tags = tuple(tags)
         self.dry_run = dry_run
         self.version = version
+        self.check_stop = stop
 
     def revert(self, row: StatementRow, batch_id: str) -> RevertOutcome:
         """One statement as a group of one (:meth:`revert_group`)."""
@@ -109,6 +119,7 @@ class StatementReverter:
 
         :raises WriteRefused: dry run requested but simulate is off.
         :raises WriteStopped: the account cannot edit at all.
+        :raises WritingPaused: the stop page says stop.
         """
         if len({r.page_id for r in rows}) > 1:
             raise ValueError("a revert group is the statements of one file")
@@ -127,18 +138,60 @@ class StatementReverter:
             if removable:
                 summary = revert_summary([row.qid for _, row, _ in removable], batch_id, self.version)
                 simulate = guard_simulate(self.dry_run)
-                mediainfo.removeClaims([claim for _, _, claim in removable], bot=True, summary=summary,
-                                       tags="|".join(self.tags) or None)
+                self.check_stop()  # raises WritingPaused: the run ends before this removal
+                try:
+                    revid = self._remove(mediainfo, [row for _, row, _ in removable], summary)
+                except Unanswered:
+                    done.update(self._settle_unanswered(rows[0].page_id, removable))
+                    removable = []
                 for index, row, _ in removable:
                     done[index] = DryRun(summary) if simulate else Written(
-                        revid=int(mediainfo.latest_revision_id), statement_id=row.statement_id)
-        except (WriteRefused, WriteStopped):
+                        revid=revid, statement_id=row.statement_id)
+        except (WriteRefused, WriteStopped, WritingPaused):
             raise
         except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
             failure = failure_for(exc)
             for index in range(len(rows)):
                 done.setdefault(index, failure)
         return [(row, done[index]) for index, row in enumerate(rows)]
+
+    def _remove(self, mediainfo: Any, rows: Sequence[StatementRow], summary: str) -> int:
+        """Send the one ``wbremoveclaims`` (baserevid from the re-read) once, never resent by
+        pywikibot (``one_shot``): a resent removal that was applied is an edit conflict on
+        Wikibase and would be recorded as failed; the new revision id."""
+        params = dict(action="wbremoveclaims", claim="|".join(r.statement_id for r in rows),
+                      baserevid=mediainfo.latest_revision_id, summary=summary, bot=True,
+                      token=mediainfo.repo.tokens["csrf"])
+        if self.tags:
+            params["tags"] = "|".join(self.tags)
+        answer = send_once(mediainfo.repo, **params)
+        revid = int((answer.get("pageinfo") or {}).get("lastrevid") or 0)
+        mediainfo.latest_revision_id = revid or mediainfo.latest_revision_id
+        return revid
+
+    def _settle_unanswered(self, page_id: int, removable: Sequence[Tuple[int, StatementRow, Any]]
+                           ) -> Dict[int, RevertOutcome]:
+        """No answer to the removal: the file re-read decides, as for the writer's edits. A
+        statement gone by this bot's own revision (found in the history) was removed;
+        while all are still there nothing was applied (a transient failure, tried again by
+        the next run); one gone without such a revision was removed by someone else."""
+        mediainfo = load_mediainfo(self.site, page_id)
+        present = {c.snak for c in mediainfo.statements.get(DEPICTS, [])} if mediainfo is not None else set()
+        if mediainfo is not None and all(row.statement_id in present for _, row, _ in removable):
+            failure = failure_for(Unanswered("no answer to the removal and its statements are still on "
+                                             "the page: nothing was applied; tried again by the next run"))
+            return {index: failure for index, _, _ in removable}
+        history = History(self.site, page_id)
+        out: Dict[int, RevertOutcome] = {}
+        for index, row, _ in removable:
+            if row.statement_id in present:  # one edit removes all or none: not this one
+                out[index] = failure_for(Unanswered("no answer to the removal and this statement is "
+                                                    "still on the page"))
+                continue
+            revid = history.followed_up(row.qid, row.statement_id)
+            out[index] = Written(revid=revid, statement_id=row.statement_id) if revid else Skipped(
+                "statement no longer present (removed or changed by someone else)")
+        return out
 
     def simulating(self) -> bool:
         """True when removals are simulated (asked for, or pywikibot's simulate is on)."""
@@ -170,7 +223,8 @@ def revert_groups(rows: Sequence[StatementRow], batch_id: str, version: str = __
                   ) -> List[List[StatementRow]]:
     """``rows`` as removal edits: one per file (in the order of each file's first statement),
     more only when Wikibase's comment and ours would not fit MediaWiki's 500 characters
-    (about five statements to an edit)."""
+    (three or four statements to an edit: Wikibase's comment names every removed value), so
+    the stored comment keeps the batch id and every item link."""
     by_file: Dict[int, List[StatementRow]] = {}
     for row in rows:
         by_file.setdefault(row.page_id, []).append(row)
@@ -180,7 +234,7 @@ def revert_groups(rows: Sequence[StatementRow], batch_id: str, version: str = __
         for row in statements:
             grown = [r.qid for r in [*group, row]]
             if group and (len(revert_summary(grown, batch_id, version))
-                          + removal_comment_room(len(grown))) > COMMENT_LIMIT:
+                          + removal_comment_room(grown)) > COMMENT_LIMIT:
                 out.append(group)
                 group = []
             group.append(row)

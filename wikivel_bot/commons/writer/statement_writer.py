@@ -12,6 +12,8 @@ For the approved pairs of one file (a *group*), :class:`StatementWriter` does::
     re-check     the current safety rules (``safety``): a pair approved before a rule
                  change whose item the rules now withhold is skipped with the rule's reason
                  (``withheld by the safety rules: ...``), recorded and audited like any skip
+    moved        an item merged (now a redirect) or deleted since its approval: the pair is
+                 held for a human (``moved_items``), never rewritten; the rest is written
     throttle     wait out pywikibot's put throttle (``edit_group.wait_put_throttle``)
     last check   ``still_ours`` again for every pair left: the last thing before the request
                  leaves, so a reject that arrived during the throttle wait drops its pair;
@@ -27,7 +29,11 @@ and returns each pair's outcome as a value: ``Written`` (the group's statements 
 edit's revision, each has its own GUID) / ``Skipped`` / ``Failed`` / ``DryRun`` / ``Lost``
 (errors mapped in :mod:`wikivel_bot.commons.writer.outcomes`). An edit conflict (someone
 edited the file between the re-read and the edit) re-reads and retries the group at once,
-up to :data:`CONFLICT_TRIES` times, before it becomes a transient failure. maxlag
+up to :data:`CONFLICT_TRIES` times, before it becomes a transient failure. A file that had no
+structured data at the re-read and got some before the edit arrived is no conflict to
+Wikibase: it answers ``failed-save`` ("Can't create slot, it already exists") and saves
+nothing; the writer re-reads and tries once more against that revision, where an item
+someone added meanwhile is present and skipped. maxlag
 (``write_maxlag``) and the edit rate (``put_throttle``) are pywikibot's, so the operator's
 ``user-config.py`` governs both.
 
@@ -59,7 +65,11 @@ from wikivel_bot import __version__
 from wikivel_bot.commons.writer.edit_group import History, Lost, new_statement, statement_guid
 from wikivel_bot.commons.writer.edit_send import Sent, send_group
 from wikivel_bot.commons.mediainfo import DEPICTS, depicts_of
+from wikivel_bot.commons.writer.moved_items import hold_moved_items
 from wikivel_bot.commons.writer.outcomes import WriteStopped, classify, failure_for
+from wikivel_bot.commons.writer.unsettled import NO_JOURNAL, Journal
+from wikivel_bot.commons.writer.edit_budget import EditBudget
+from wikivel_bot.commons.writer.stop_page import WritingPaused, no_stop_page
 from wikivel_bot.core.edit_rules import MAX_HOPS, AncestorLookup, SummaryItem, group_summary, plan_edit, summary_fits
 from wikivel_bot.core.item_view import fetched_items
 from wikivel_bot.core.evidence_view import shown_evidence
@@ -147,14 +157,20 @@ class StatementWriter:
         the label set and Wikidata for other items); None checks nothing.
     :param fresh_s: the longest time between the last check and the request leaving (a
         fixed fraction of the claim lease: a third); older, the writer checks again.
-    :param monotonic: the clock ``fresh_s`` is measured with.
+    :param monotonic: the clock ``fresh_s`` and the edit budget are measured with.
+    :param stop: the kill switch (``stop_page.StopGuard``), called right before every edit
+        request leaves; raises ``WritingPaused`` when the stop page says stop.
+    :param budget: edits per file (``edit_budget``); default: the documented five an hour.
+    :param items: the items repository's Wikidata client: a pair whose item is missing or now
+        a redirect is held for a human (``moved_items``); None checks nothing.
     """
 
     def __init__(self, site: Any, batch_id: str, ancestors_of: AncestorLookup, *,
                  repo: Any = None, tags: Sequence[str] = (), dry_run: bool = False,
                  version: str = __version__, max_hops: int = MAX_HOPS,
                  safety: Optional[ItemCheck] = None, fresh_s: float = 300.0,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic, items: Any = None,
+                 stop: Callable[[], None] = no_stop_page, budget: Optional[EditBudget] = None) -> None:
         if dry_run:
             enable_dry_run()
         self.site = site
@@ -168,8 +184,13 @@ class StatementWriter:
         self.safety = safety
         self.fresh_s = fresh_s
         self.monotonic = monotonic
+        self.check_stop = stop
+        self.budget = budget if budget is not None else EditBudget(monotonic=monotonic)
+        self.items = items
         # What the last write_group's edit left to clean up (twin statements it created).
         self.sent = Sent()
+        # Where each request is noted before it leaves (the loop's queue; none on its own).
+        self.journal: Journal = NO_JOURNAL
 
     def write_group(self, edits: Sequence[ApprovedEdit],
                     still_ours: Optional[Callable[[int], bool]] = None) -> List[PairResult]:
@@ -188,19 +209,27 @@ class StatementWriter:
             raise ValueError("a group is the pairs of one file")
         done: Dict[int, Union[Outcome, Lost]] = {}
         self.sent = Sent()
-        for attempt in range(1, CONFLICT_TRIES + 1):
+        slot_retried = False
+        # One try more than CONFLICT_TRIES, for the single retry after a slot that exists now.
+        for attempt in range(1, CONFLICT_TRIES + 2):
             todo = [e for e in edits if e.candidate_id not in done]
             if not todo:
                 break
             try:
                 self._attempt(todo, still_ours, done)
                 break
-            except (WriteRefused, WriteStopped):
+            except (WriteRefused, WriteStopped, WritingPaused):
                 raise
             except Exception as exc:  # noqa: BLE001 - failure_for re-raises what is not a wiki error
                 found = classify(exc)
                 if found is not None and found.code == "editconflict" and attempt < CONFLICT_TRIES:
                     continue  # someone edited the file since the re-read: read it again
+                if found is not None and found.slot_exists and not slot_retried:
+                    # The file got structured data since the re-read, which found none:
+                    # nothing was saved. Read it again and try once more against that revision
+                    # (an item someone added meanwhile is then present: skipped, not doubled).
+                    slot_retried = True
+                    continue
                 for edit in todo:
                     if edit.candidate_id not in done:
                         done[edit.candidate_id] = failure_for(exc, edit.attempts)
@@ -277,6 +306,10 @@ class StatementWriter:
                 done[edit.candidate_id] = Skipped(refusal)
                 continue
             to_write.append(edit)
+        if not self.simulates:
+            # A hold ends the approval (write_failed, for a human); a dry run never uses one
+            # up, so it simulates the pair and a real run holds it.
+            to_write = hold_moved_items(self.items, to_write, done)
         if to_write:
             self._add(to_write, now, still_ours, done)
 

@@ -140,7 +140,7 @@ class FollowUpsMixin(StoreBase):
         if isinstance(outcome, Written):
             removed = item.wanted == REMOVE
             values.update(outcome=(EditOutcome.REVERTED if removed else EditOutcome.WRITTEN).value,
-                          revid=outcome.revid, rank=None if removed else item.wanted)
+                          revid=outcome.revid, rank=None if removed else (outcome.rank or item.wanted))
         elif isinstance(outcome, Skipped):
             values.update(outcome=EditOutcome.SKIPPED.value, error=f"{note}: {outcome.reason}")
         else:

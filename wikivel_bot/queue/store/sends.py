@@ -14,30 +14,23 @@ rejected the pair. So the writer notes every statement it is about to send
 * a re-read of the file decides (``commons.writer.unsettled``): the GUID is on the file, or
   this bot's revision added it, and it is recorded ``written`` as *applied late*
   (:meth:`SendsMixin.settle_send`; the pair's last decision then stands, and a follow-up
-  removes a rejected statement), or it is not and :data:`SETTLE_HORIZON` has passed since it
-  was sent: ``not_applied``.
+  removes a rejected statement), or it is not and the horizon
+  (``commons.writer.unsettled.SETTLE_HORIZON``) has passed since it was sent: ``not_applied``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from sqlalchemy import func, insert, select, update
 
-from wikivel_bot.queue.store.writes import APPLIED_LATE, NOT_APPLIED, WritesMixin
-from wikivel_bot.queue.tables import candidates, files, sends
-from wikivel_bot.types import CandidateState, Written
+from wikivel_bot.queue.store.writes import APPLIED, APPLIED_LATE, NOT_APPLIED, WritesMixin
+from wikivel_bot.queue.tables import candidates, edits, files, sends
+from wikivel_bot.types import CandidateState, EditOutcome, Written
 
-# How long after it was sent a request without an answer may still land. Wikimedia's
-# servers stop a POST after 200 seconds of work (the edit is saved inside the request, not in
-# a job), so an hour is a wide margin; a re-read after it that does not find the statement
-# settles the send as not applied. A send whose statement is found is recorded whenever
-# that happens, however late.
-SETTLE_HORIZON = timedelta(hours=1)
-
-__all__ = ["SETTLE_HORIZON", "SendsMixin", "UnsettledSend"]
+__all__ = ["SendsMixin", "UnsettledSend"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +67,9 @@ class SendsMixin(WritesMixin):
                 result = conn.execute(insert(sends).values(
                     candidate_id=candidate_id, statement_id=guid, batch_id=batch_id,
                     worker=worker[:200], sent_at=now))
-                ids.append(int(result.inserted_primary_key[0]))
+                key = result.inserted_primary_key
+                assert key is not None  # an INSERT of one row always has one
+                ids.append(int(key[0]))
         return ids
 
     def mark_answered(self, send_ids: Sequence[int]) -> None:
@@ -136,7 +131,17 @@ class SendsMixin(WritesMixin):
                                  .with_for_update()).first()
             if still is None or still.settled_at is not None:
                 return False
-            if found is not None:
+            recorded = found is not None and conn.execute(
+                select(edits.c.id).where(edits.c.candidate_id == send.candidate_id,
+                                         edits.c.statement_id == found.statement_id,
+                                         edits.c.revid == found.revid,
+                                         edits.c.outcome == EditOutcome.WRITTEN.value)).first() is not None
+            if recorded and found is not None:
+                # That edit is in the audit already (another request of the same GUID that
+                # got its answer): settled, not recorded twice.
+                conn.execute(update(sends).where(sends.c.id == send.send_id)
+                             .values(settled_at=now, settled_as=APPLIED, revid=found.revid))
+            elif found is not None:
                 # record_edit settles every send of this GUID as "applied"; this one was late.
                 self._record_edit_in(conn, send.candidate_id, send.batch_id, found, started_at,
                                      max_attempts=1, worker=None, now=now)

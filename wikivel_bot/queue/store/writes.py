@@ -108,14 +108,14 @@ class WritesMixin(StoreBase):
                 started_at=to_db_time(started_at), finished_at=now,  # type: ignore[arg-type]
             )
         )
-        if made and getattr(outcome, "statement_id", ""):
+        if isinstance(outcome, Written) and outcome.statement_id:
             # The statement is on the wiki and in the audit: every request that carried it
             # is settled (``sends``), so no later re-read records it a second time.
             conn.execute(
                 update(sends).where(sends.c.candidate_id == candidate_id,
                                     sends.c.statement_id == outcome.statement_id,
                                     sends.c.settled_at.is_(None))
-                .values(settled_at=now, settled_as=APPLIED, revid=getattr(outcome, "revid", None))
+                .values(settled_at=now, settled_as=APPLIED, revid=outcome.revid)
             )
         return target
 

@@ -14,6 +14,8 @@ starts empty.
 
 from __future__ import annotations
 
+from typing import Any, Dict
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -23,7 +25,7 @@ branch_labels = None
 depends_on = None
 
 Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-MYSQL = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin"}
+MYSQL: Dict[str, Any] = {"mysql_engine": "InnoDB", "mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin"}
 
 
 def upgrade() -> None:
