@@ -121,6 +121,8 @@ def test_the_daemon_links_with_fusion_and_item_images(tmp_path) -> None:
             code = stop(proc, log)
         assert code == 0, log.read_text()[-3000:]
         stored = sorted((tmp_path / "cache" / "item-images" / "330px").rglob("*.img"))
-        assert len(stored) == 2
+        # Two for the label index, and the P18 of church building (Q16970), which the village
+        # church's description links: outside this label set, encoded on the fly with its image.
+        assert len(stored) == 3
         thumbs = [r.path for r in media_requests(running) if r.path.startswith("/thumb/")]
         assert any("Black_cat_on_sofa" in p for p in thumbs) and any("Dog_in_the_park" in p for p in thumbs)

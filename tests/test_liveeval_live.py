@@ -87,11 +87,17 @@ def test_human_statements_were_hidden_from_the_linker(live_run) -> None:
     would have dropped them as "already depicted" had it seen the statements."""
     labels = default_label_set()
     ancestors = {a for q in labels.qids for a in labels.ancestors(q, 3)}
+    # An item the file's own evidence names replaces a more general candidate: the bridge is in
+    # Category:Rhine (a river outside the label set), which replaces its "river" (docs/evidence.md).
+    replaced = {("M10003", "Q4022"): "Q584"}
     checked = 0
     for result in read_results(live_run[0]):
         by_qid = {s.qid: s for s in result.suggestions}
         for item in result.truth:
             if labels.index_of(item) is None or item in ancestors:
+                continue
+            if (result.file, item) in replaced:
+                assert item not in by_qid and by_qid[replaced[result.file, item]].evidence_kind == "category"
                 continue
             assert item in by_qid, f"{result.file}: human item {item} missing from the suggestions"
             assert by_qid[item].hop == 0 and by_qid[item].writer == ALREADY

@@ -17,7 +17,9 @@ recipe says) so the test stays fast.
 
 After each step the test checks what the step promises, on the wiki's own records
 (``/_control/edits``), on the file's page (its structured data) and in the queue
-(``status --json``).
+(``status --json``). The files' own evidence is the release's headline, so the export must show
+the suggestion the block's example names with that evidence in its ``evidence`` column, and the
+review page (in Chromium, before the click) that same evidence under "Why:".
 
 The reviewer guide's command examples that need no placeholder are run too, verbatim, on the
 queue the journey left.
@@ -25,6 +27,8 @@ queue the journey left.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -71,6 +75,19 @@ def journey_comments() -> str:
     assert match
     return " ".join(line.strip().lstrip("#").strip() for line in match.group(1).splitlines()
                     if line.lstrip().startswith("#"))
+
+
+def evidence_example() -> Tuple[str, str]:
+    """(evidence text, item) of the example the block's export line gives ("e.g. SOURCE → Q…")."""
+    found = [re.search(r"e\.g\. (.+?) → (Q\d+)\s*$", line) for line in journey_lines() if "wikivel-bot export" in line]
+    assert found and found[0], "the export line no longer says what the evidence column shows (e.g. … → Q…)"
+    return found[0].group(1), found[0].group(2)
+
+
+def exported_evidence(csv_text: str) -> Dict[Tuple[str, str], Tuple[str, str]]:
+    """{(mid, qid): (evidence_kind, evidence)} of an export in CSV."""
+    return {(row["mid"], row["qid"]): (row["evidence_kind"], row["evidence"])
+            for row in csv.DictReader(io.StringIO(csv_text))}
 
 
 def guide_commands(path: Path) -> List[str]:
@@ -236,6 +253,8 @@ class BrowserReview:
         self.page = self.context.new_page()
         self.web_url, self.wiki_server = web_url, wiki_server
         self.file_url = ""
+        # {item: the "Why:" text under it} on the review page the reviewer first sees.
+        self.shown_evidence: Dict[str, str] = {}
 
     def approve_first_suggestion(self, user: str) -> Tuple[str, str]:
         """Log in as ``user`` and approve; (file id, item) of the approved pair."""
@@ -257,6 +276,9 @@ class BrowserReview:
         # review.js selects a row as its last step: from then on its buttons act (a click on
         # the markup before the script has run would be lost).
         page.wait_for_selector("#candidates .cand.selected")
+        self.shown_evidence = {
+            (cand.get_attribute("data-item") or ""): " ".join(cand.locator(".evidence").inner_text().split())
+            for cand in page.locator("#candidates .cand").all()}
         first = page.locator("#candidates .cand").first
         item = first.get_attribute("data-item")
         assert file_id and item
@@ -332,6 +354,12 @@ def test_readme_journey_runs_line_by_line(terminal: Terminal, browser: Any) -> N
                 assert "http://127.0.0.1:8080/review" in comments and "Approve" in comments, comments
                 review = BrowserReview(browser, web_url, wiki_server)
                 approved_in_browser = review.approve_first_suggestion(browser_user())
+                # The file the reviewer sees first says why: the example's evidence under its item.
+                source, item = evidence_example()
+                assert item in review.shown_evidence, (item, review.shown_evidence)
+                assert review.shown_evidence[item].startswith("Why:") and \
+                    f"{source} → {item}" in review.shown_evidence[item], review.shown_evidence
+                assert any("image only" in why for why in review.shown_evidence.values())
                 assert queue_counts(terminal)["approved"] == 1, "the browser's approval is not in the queue"
                 done.append(raw)
                 continue
@@ -342,6 +370,8 @@ def test_readme_journey_runs_line_by_line(terminal: Terminal, browser: Any) -> N
             wiki_up = bool(terminal.jobs) and terminal.running(1)
             edits_before = len(wiki_json(api_url, "edits")) if wiki_up else 0  # type: ignore[arg-type]
             words = shlex.split(command)
+            while words and re.match(r"^[A-Z_]+=", words[0]) and not command.startswith("export "):
+                words = words[1:]  # VAR=value before the command: for that command only
             verb = words[1:3] if words and words[0].endswith("wikivel-bot") else []
             result = terminal.run(line, WRITE_TIMEOUT_S if verb[:1] == ["write"] else STEP_TIMEOUT_S)
             assert "Traceback" not in result.stderr, f"{raw}\n{result.stderr}"
@@ -386,6 +416,15 @@ def test_readme_journey_runs_line_by_line(terminal: Terminal, browser: Any) -> N
                 assert re.search(r"^\s+5 linked", result.stdout, re.M), result.stdout
             elif verb[:1] == ["export"]:
                 assert result.stdout.startswith("mid,title,"), result.stdout[:200]
+                # The example the line gives is there, with its evidence; the others say so too.
+                rows = exported_evidence(result.stdout)
+                source, item = evidence_example()
+                shown = {key: value for key, value in rows.items() if key[1] == item}
+                assert len(shown) == 1, (item, shown)
+                ((kind, why),) = shown.values()
+                assert kind != "image only" and why.startswith(f"{source} → {item}"), (kind, why)
+                kinds = {kind for kind, _ in rows.values()}
+                assert {"category", "link"} <= kinds and "image only" in kinds, kinds
             elif verb[:2] == ["review", "approve"]:
                 assert "M10010 Q39715: approve by Your Name" in result.stdout
             elif verb[:1] == ["audit"]:

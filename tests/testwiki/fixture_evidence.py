@@ -23,8 +23,12 @@ What they exercise:
 * items outside the starter label set (Munttoren, Westerkerk, Westertoren, Bob
   Photographer, the 2024 Summer Olympics, Rijksmuseum).
 
-Items with an id from Q990001 up are made up for the fixtures (the category items and the
-Amsterdam monuments); the others carry their real ids and labels.
+Items with an id from Q990001 up are made up for the fixtures (the category items, the
+Amsterdam monuments and the mill De Korenaar); the others carry their real ids and labels.
+
+The bundled uploads carry some evidence of their own (``fixture_files``: a link, a linked
+category, an identifier naming De Korenaar), so a newcomer's first run on the offline wiki
+shows suggestions made from it; these six files add the harder cases above.
 """
 from __future__ import annotations
 
@@ -63,6 +67,10 @@ ITEMS: list[Row] = [
      'Westerkerk', ['Q16970'], [], None),
     ('Q990008', 'Westertoren', 'tower of the Westerkerk in Amsterdam',
      'Westertoren', 'Westertoren', ['Q12518'], [], None),
+    # The bundled "Windmill in fields.jpg" carries {{Rijksmonument|990010}}: a made-up mill
+    # with a made-up number, so the bundled uploads have an identifier too.
+    ('Q990010', 'De Korenaar', 'windmill in the Netherlands', 'De Korenaar', 'De Korenaar',
+     ['Q38720'], [], None),
 ]
 
 # Per item: statements added ({pid: [value]}: an item id or a string) and the Commons
@@ -81,6 +89,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     'Q990007': {'claims': {'P359': ['518453'], 'P373': ['Westerkerk (Amsterdam)'],
                            'P17': ['Q55']}, 'commons': None},
     'Q990008': {'claims': {'P359': ['518453'], 'P17': ['Q55']}, 'commons': None},
+    'Q990010': {'claims': {'P359': ['990010'], 'P17': ['Q55']}, 'commons': None},
 }
 
 # Files uploaded by upload_evidence_files (keys as in fixture_files.FILES; "extra" is
@@ -137,11 +146,7 @@ def wikitext(spec: dict[str, Any]) -> str:
     """The description page of one evidence file (the bundled files' layout)."""
     from .make_fixtures import wikitext as page
 
-    text = page(dict(spec, minute=400), '{{self|cc-by-sa-4.0}}')
-    if spec.get('extra'):
-        text = text.replace('\n\n=={{int:license-header}}==',
-                            f'\n{spec["extra"]}\n\n=={{{{int:license-header}}}}==', 1)
-    return text
+    return page(dict(spec, minute=400), '{{self|cc-by-sa-4.0}}')
 
 
 def upload_evidence_files(wiki: Any) -> dict[str, int]:

@@ -4,8 +4,17 @@ Keys: name, scene/kind, size, minute (offset from 2024-05-01T08:00Z; equal
 minutes = identical upload timestamps), user, desc {lang: text}, cats
 (visible categories), license, hidden (extra hidden categories), depicts
 [(QID or 'somevalue', rank)], caption, sdc_extra, protection, prefix (text
-before the description, e.g. {{nobots}}), deleted, overwrite, location, flags.
+before the description, e.g. {{nobots}}), extra (wikitext after the {{Information}}
+block, e.g. an identifier template), deleted, overwrite, location, flags.
 Page ids (from 10001) and log ids (from 50001) follow list order.
+
+Commons' own evidence (docs/evidence.md) on some of them, so that a newcomer's first
+suggestions on the offline wiki say why they were made: a description link to an item
+outside the starter label set (the cat's ``[[w:Couch|sofa]]``), a linked category (the
+bridge's ``Rhine``), a link to an item of the label set (the village church's
+``[[w:Church building|church]]``) and an identifier template (the windmill's
+``{{Rijksmonument|990010}}``, a made-up number that ``fixture_evidence`` gives a made-up
+mill). The links keep the visible description as it was: the link text reads the same.
 """
 from __future__ import annotations
 
@@ -41,7 +50,7 @@ _C = {'user': 'Carla Archiv', 'license': 'pd'}
 
 FILES: list[dict[str, Any]] = [
     {'name': 'Black_cat_on_sofa.jpg', 'scene': 'cat', 'size': (800, 600),
-     'minute': 0, 'desc': {'en': 'A black cat resting on a grey sofa.',
+     'minute': 0, 'desc': {'en': 'A black cat resting on a grey [[w:Couch|sofa]].',
                            'de': 'Eine schwarze Katze auf einem grauen Sofa.'},
      'cats': ['Black cats', 'Cats on sofas'], 'depicts': [('Q146', 'normal')],
      'caption': 'Black cat on a sofa', 'sdc_extra': True},
@@ -55,11 +64,11 @@ FILES: list[dict[str, Any]] = [
      'size': (1280, 853), 'minute': 14, 'desc': {
          'en': 'A red steel bridge over a wide river.',
          'de': 'Eine rote Stahlbrücke über einen breiten Fluss.'},
-     'cats': ['Bridges', 'Rivers'], 'depicts': [('Q12280', 'preferred'),
+     'cats': ['Bridges', 'Rivers', 'Rhine'], 'depicts': [('Q12280', 'preferred'),
                                                 ('Q4022', 'normal')]},
     {'name': 'Village_church.png', 'scene': 'church', 'size': (600, 800),
      'minute': 21, **_C, 'desc': {'de': 'Dorfkirche mit Turm im Sommer.',
-                                  'en': 'Village church with a tower.'},
+                                  'en': 'Village [[w:Church building|church]] with a tower.'},
      'cats': ['Churches in Germany']},
     {'name': 'Mallard_on_pond.jpg', 'scene': 'duck', 'size': (640, 427),
      'minute': 28, 'desc': {'en': 'Male mallard swimming on a pond.'},
@@ -181,7 +190,7 @@ FILES: list[dict[str, Any]] = [
      'cats': ['Gothic cathedrals'], 'depicts': [('Q2977', 'normal')]},
     {'name': 'Windmill_in_fields.jpg', 'size': (900, 600), 'minute': 250, **_C,
      'desc': {'nl': 'Molen tussen de velden.', 'en': 'Windmill among fields.'},
-     'cats': ['Windmills']},
+     'extra': '{{Rijksmonument|990010}}', 'cats': ['Windmills']},
     {'name': 'Horse_in_meadow.jpg', 'scene': 'horse', 'size': (1000, 667),
      'minute': 260, **_B, 'desc': {'en': 'A dark horse grazing in a meadow.'},
      'cats': ['Horses'], 'depicts': [('Q726', 'preferred')], 'sdc_extra': True},

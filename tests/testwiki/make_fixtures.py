@@ -270,6 +270,7 @@ def wikitext(spec: dict[str, Any], license_template: str) -> str:
     if spec.get('location'):
         lat, lon = spec['location']
         lines.append(f'{{{{Location|{lat}|{lon}}}}}')
+    lines += [spec['extra']] if spec.get('extra') else []
     lines += ['', '=={{int:license-header}}==', license_template, '']
     lines += [f'[[Category:{c}]]' for c in spec.get('cats', [])]
     return '\n'.join(lines) + '\n'

@@ -10,6 +10,7 @@ import click
 
 from wikivel_bot.cli import ranges
 from wikivel_bot.cli.context import CliContext
+from wikivel_bot.cli.dropped_evidence import dropped_evidence_lines
 from wikivel_bot.cli.liveeval import calibrated_option
 from wikivel_bot.cli.safety_view import notice_lines, safety_doc, withheld_entries, withheld_lines
 from wikivel_bot.config import LinkerSettings
@@ -41,11 +42,15 @@ if TYPE_CHECKING:  # the linker (torch) loads only when a command links
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("-v", "--verbose", "verbose", count=True,
               help="List each suggestion the safety rules withheld with its score and reason, "
-                   "without saying which item it was.")
+                   "without saying which item it was, and each item the file's own evidence named "
+                   "that was not suggested, with its score and the rule or threshold that dropped it.")
 @click.option("--show-withheld", is_flag=True,
               help="Name what the safety rules withheld (QID, label, score, reason) in the table "
                    "and in --json: for an operator checking the rules in a local run. Without it "
                    "only counts by rule are shown, as everywhere else.")
+@click.option("--server", help="A running tool (wikivel-bot web with web.suggest) to ask first, e.g. "
+                               "https://wikivel.toolforge.org (web.suggest_server): its resident linker answers "
+                               "Commons files at once; without an answer, the linker is built here.")
 @calibrated_option
 @click.pass_obj
 def suggest(
@@ -67,6 +72,7 @@ def suggest(
     verbose: int = 0,
     show_withheld: bool = False,
     calibrated: Optional[str] = None,
+    server: Optional[str] = None,
 ) -> None:
     """Suggest depicts items for SOURCES: local image paths, File:Name.jpg, M-ids (M123),
     Commons URLs or pywikibot generator arguments. Prints rank, QID, label, description,
@@ -84,6 +90,20 @@ def suggest(
         "name": linker_name, "labels_dir": labels_dir, "model": model, "weights": weights,
         "checkpoint": checkpoint, "verifier": verifier, "device": device, "precision": precision,
     }
+    server = server if server is not None else obj.settings.web.suggest_server
+    if server:
+        from wikivel_bot.cli.suggest_server import ask_server, usable
+        from wikivel_bot.wikidata.agent import user_agent
+
+        own = any(v is not None for v in overrides.values()) or depicts or description or categories \
+            or top_k is not None or calibrated or show_withheld or verbose
+        if own or not usable(sources):
+            click.echo("suggest: the service answers Commons files with its own linker and rules; linking here",
+                       err=True)
+        else:
+            code = ask_server(server, sources, as_json, user_agent(obj.settings.site.operator_contact))
+            if code is not None:
+                click.get_current_context().exit(code)
     settings: LinkerSettings = dataclasses.replace(
         obj.settings.linker, **{k: v for k, v in overrides.items() if v is not None}
     )
@@ -143,6 +163,10 @@ def suggest(
                 _print_outcome(outcome, withheld_lines(outcome, label_set, verbose, show_withheld) if linked else [],
                                nothing_left_lines(outcome, built, settings.min_score, label_set, verbose,
                                                   show_withheld) if linked else [])
+                if linked and verbose:
+                    # The file's evidence that did not become a suggestion, one line each, and why.
+                    for line in dropped_evidence_lines(outcome, built, settings.min_score, label_set, show_withheld):
+                        click.echo(line)
         del group, outcomes
     if as_json:
         doc = _as_json(linker.description, label_set, index, entries)
@@ -163,44 +187,17 @@ def suggest(
 
 
 def _file_entry(outcome: Any, label_set: Any, show_withheld: bool = False) -> dict:
-    entry: dict = {"title": outcome.media.title}
-    if hasattr(outcome, "candidates"):
-        entry["ok"] = True
-        entry["candidates"] = [_candidate_entry(c) for c in outcome.candidates]
-        # What a safety rule dropped is named only on request: the rest are ordinary drops.
-        entry["dropped"] = [{"qid": d.qid, "score": round(d.score, 6), "reason": d.reason}
-                            for d in outcome.ranking.dropped if show_withheld or not d.rule]
-        entry["withheld"] = outcome.ranking.withheld_by_rule()
-        if show_withheld:
-            entry["withheld_items"] = withheld_entries(outcome, label_set)
-    else:
-        entry["ok"] = False
-        entry["reason"] = outcome.reason
-    return entry
+    # The one JSON of a file's outcome, shared with the resident service (GET /api/suggest).
+    from wikivel_bot.resident.answer import file_entry
 
-
-def _candidate_entry(c: Any) -> dict:
-    shown = shown_evidence(c.evidence)
-    return {
-        "rank": c.rank, "qid": c.qid, "label": c.evidence.get("label", ""),
-        "description": c.evidence.get("description", ""), "score": c.score,
-        "notes": c.evidence.get("notes", []),
-        # Why: "image only" or the file's own evidence (its kind, the sources with their texts).
-        "why": shown.why(), **shown.as_json(),
-        **({"alpha": c.alpha} if c.alpha is not None else {}),
-        **({"probability": c.probability} if c.probability is not None else {}),
-    }
+    named = withheld_entries(outcome, label_set) if show_withheld and hasattr(outcome, "candidates") else None
+    return file_entry(outcome, named)
 
 
 def _as_json(description: Any, label_set: Any, index: Any, files: Sequence[dict]) -> dict:
-    return {
-        "linker": dataclasses.asdict(description),
-        "random_weights": description.random_weights,
-        "warnings": list(description.warnings),
-        "label_set": {"hash": label_set.content_hash, "items": len(label_set.qids)},
-        "index": {"path": index.path, "reused": index.reused, "notes": list(index.notes)},
-        "files": list(files),
-    }
+    from wikivel_bot.resident.answer import document
+
+    return document(description, label_set, index, files)
 
 
 def _print_header(description: Any, notices: Sequence[str] = ()) -> None:
@@ -245,9 +242,12 @@ def nothing_left_lines(outcome: Any, built: "ReadyLinker", min_score: float, lab
     if verbose:
         covered = 0
         withheld = set(outcome.ranking.withheld)
+        named = {ev.qid for ev in getattr(outcome, "evidence", ())}
         for d in dropped:
             if d in withheld:
                 continue  # withheld_lines shows these, in the safety rules' words
+            if d.qid in named:
+                continue  # dropped_evidence_lines shows these, with the evidence that named them
             if d.rule and not show_withheld:
                 covered += 1  # a safety rule's item: counted, never named without --show-withheld
                 continue

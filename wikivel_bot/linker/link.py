@@ -55,12 +55,15 @@ class Linked:
     :param candidates: what to propose, ranks 1..n.
     :param ranking: the rules' full outcome, including dropped items and why.
     :param warnings: linker-level warnings that apply to every candidate (random weights...).
+    :param evidence: the file's own evidence the candidates were made from (resolved, and
+        category-label matches), so an output can say why an item it names was dropped.
     """
 
     media: MediaFile
     candidates: Tuple[Candidate, ...]
     ranking: Ranking
     warnings: Tuple[str, ...] = ()
+    evidence: Tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -256,7 +259,7 @@ def _rank(
         )
         for item in ranking.items
     )
-    return Linked(media, candidates, ranking, warnings)
+    return Linked(media, candidates, ranking, warnings, tuple(found.evidence))
 
 
 def _evidence(item: RankedItem, description: LinkerDescription, warnings: Tuple[str, ...]) -> Dict[str, object]:

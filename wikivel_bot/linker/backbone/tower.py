@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
@@ -115,6 +116,10 @@ class ExportedBackbone(Backbone):
         self._side = int(meta["image_size"])
         self._build_full = full
         self._full: Optional[Backbone] = None
+        # Batches linked at once (parallel_batches) may all need the full model at the same
+        # moment (items from outside the label set are encoded on the fly): it is built once,
+        # by one of them (two torch.jit.script calls of one class at a time fail).
+        self._full_lock = threading.Lock()
         super().__init__(
             model=None, preprocess=prep, tokenizer=None, model_name=meta["model"], pretrained=meta["pretrained"],
             weights=meta["weights"], random_weights=bool(meta["random_weights"]), device=torch.device("cpu"),
@@ -126,9 +131,11 @@ class ExportedBackbone(Backbone):
     def full(self) -> Backbone:
         """The full open_clip backbone (built once, the ordinary way)."""
         if self._full is None:
-            log.info("building the full %s model (something needs more than the exported image tower)",
-                     self.model_name)
-            self._full = self._build_full()
+            with self._full_lock:
+                if self._full is None:
+                    log.info("building the full %s model (something needs more than the exported image tower)",
+                             self.model_name)
+                    self._full = self._build_full()
         return self._full
 
     @property
