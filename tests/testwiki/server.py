@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
-from . import control, pageview
+from . import control, pageview, userscripts
 from .auth import SessionManager
 from .dispatch import handle_api
 from .faults import FaultRegistry
@@ -109,6 +109,8 @@ class _Handler(BaseHTTPRequestHandler):
                                    headers))
         elif path == '/w/index.php':
             self._send(*self.wiki.index_php(params))
+        elif userscripts.serve(self.wiki, path) is not None:
+            self._send(*userscripts.serve(self.wiki, path))  # type: ignore[misc]
         elif path.startswith('/wiki/'):
             title = urllib.parse.unquote(path[len('/wiki/'):])
             self._send(*self.wiki.index_php({**params, 'title': title}))
@@ -266,7 +268,7 @@ class TestWiki:
         if params.get('action') == 'raw':
             return 200, {'Content-Type': 'text/x-wiki; charset=UTF-8'}, \
                 page.text.encode()
-        return pageview.view(self, page)
+        return pageview.view(self, page, params.get('uselang') or 'en')
 
     def control_state(self) -> dict[str, Any]:
         """Counters for the control endpoint."""

@@ -58,7 +58,9 @@ def web(obj: CliContext, host: Optional[str], port: Optional[int]) -> None:
     """Serve the review page for patrollers: login with the reviewer's wiki account (OAuth
     2.0), one file at a time with keys, a grid for one item across many files, write batches
     with revert for operators, and the JSON API (/api/queue, /api/files/M123, /api/stats,
-    POST /api/decisions). Decisions are the same rows the terminal review writes. Settings:
+    POST /api/decisions). Decisions are the same rows the terminal review writes. With
+    web.suggest on, the process keeps the linker in memory and answers GET /api/suggest for
+    any file, and serves the Commons user script at /gadget.js (docs/reviewer.md). Settings:
     the [web] section; secrets in web.secrets_file. GET /healthz answers 200 while the queue
     is reachable."""
     settings = obj.settings
@@ -70,7 +72,10 @@ def web(obj: CliContext, host: Optional[str], port: Optional[int]) -> None:
     except ImportError as exc:
         raise UsageError(f"the web review needs {exc.name}: pip install 'wikivel-bot[web]'") from None
 
-    app = create_app(settings, store, reverter=_reverter(obj), labels=_labels(obj))
+    from wikivel_bot.cli.resident import build_suggester
+
+    app = create_app(settings, store, reverter=_reverter(obj), labels=_labels(obj),
+                     suggester=build_suggester(obj, store))
     where = host or settings.web.host
     number = settings.web.port if port is None else port
     try:

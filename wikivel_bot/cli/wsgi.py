@@ -21,4 +21,7 @@ def create() -> Any:
     obj = CliContext()
     # A connection per server thread (gunicorn's --threads is web.threads in docs/deploy.md).
     store = obj.store(pool_size=obj.settings.web.threads)
-    return create_app(obj.settings, store, reverter=_reverter(obj), labels=_labels(obj))
+    from wikivel_bot.cli.resident import build_suggester
+
+    return create_app(obj.settings, store, reverter=_reverter(obj), labels=_labels(obj),
+                      suggester=build_suggester(obj, store))

@@ -110,6 +110,47 @@ def suggest_sources(
     return out
 
 
+def read_named(sources: Sequence[str], settings: Settings,
+               site: Any) -> List[Tuple[str, Union[MediaFile, SourceFailed]]]:
+    """Each named source's file as the fetcher reads it (revision, categories, references:
+    no image bytes yet), or why it gives none, in the words :func:`iter_sources` uses.
+
+    For a caller that decides per file whether the image is needed at all (the resident
+    suggestion service answers a file it has seen at the same revision from its cache).
+    Generator arguments are not sources here.
+    """
+    named = [(text, _key_of(site, text)) for text in sources]
+    width, languages, size = settings.fetch.thumb_width, settings.site.languages, settings.fetch.batch_size
+    titles = [key for _, key in named if isinstance(key, str)]
+    ids = [key for _, key in named if isinstance(key, int)]
+    by_title = fetch_media(site, titles, thumb_width=width, languages=languages, batch_size=size) if titles else {}
+    by_id = fetch_media_by_ids(site, ids, thumb_width=width, languages=languages, batch_size=size) if ids else {}
+    out: List[Tuple[str, Union[MediaFile, SourceFailed]]] = []
+    for text, key in named:
+        if isinstance(key, SourceFailed):
+            out.append((text, key))
+            continue
+        found = by_title.get(key, "not found") if isinstance(key, str) else by_id.get(key, "not found")
+        if isinstance(found, MediaFile):
+            out.append((text, found))
+            continue
+        failed = _with_bytes(site, _NO_DOWNLOADS, text, key, found)
+        out.append((text, failed if isinstance(failed, SourceFailed) else SourceFailed(text, str(found))))
+    return out
+
+
+def image_of(client: ThumbnailClient, text: str, media: MediaFile) -> Union[bytes, SourceFailed]:
+    """The thumbnail bytes of a file :func:`read_named` read, or why they could not be had."""
+    try:
+        return client.get(media.thumb_url)
+    except (FileUnavailable, WikiError) as exc:
+        return SourceFailed(text, f"{media.title}: {exc}")
+
+
+# read_named hands _with_bytes only the reasons of files that were not found: nothing to download.
+_NO_DOWNLOADS: Any = None
+
+
 def _key_of(site: Any, text: str) -> Union[str, int, SourceFailed]:
     """The title or page id a named source stands for, or why it names none."""
     try:

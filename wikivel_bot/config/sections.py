@@ -303,10 +303,36 @@ class WebSettings:
     # The reviewer's wiki account (blocked, groups) is re-read at most this often, and
     # before any decision once this long has passed (0 = on every request).
     profile_check_minutes: float = 5.0
+    # The resident suggestion service (GET /api/suggest, the user script /gadget.js): the web
+    # process keeps the ready linker in memory (needs the ML extras and ~1 GiB more memory).
+    suggest: bool = False
+    # Pages allowed to call the API from a browser (CORS); empty = the wiki the bot edits
+    # (https://commons.wikimedia.org and https://commons.m.wikimedia.org for Commons).
+    suggest_origins: Tuple[str, ...] = ()
+    # Suggestions one client (a login, else an IP address) may ask for per minute.
+    suggest_per_minute: int = 60
+    # Requests that may wait for the linker; one more is answered 503 with Retry-After.
+    suggest_queue: int = 64
+    # How long a request waits for others to join its linker batch.
+    suggest_window_ms: float = 20.0
+    # Files linked in one model call at most (0 = linker.batch_size); 1 turns batching off
+    # (docs/benchmarks.md: on a loaded 2-core CPU one file a call was faster per file).
+    suggest_batch: int = 0
+    # Answers kept in memory, per (file revision, linker version).
+    suggest_cache_files: int = 2048
+    # How long browsers and proxies may keep a fresh suggestion (Cache-Control max-age).
+    suggest_max_age_s: int = 300
+    # `wikivel-bot suggest` asks this running tool first (its resident linker), e.g.
+    # https://wikivel.toolforge.org; empty = link in the command's own process.
+    suggest_server: str = ""
 
     def __post_init__(self) -> None:
         # Numbers are checked with the rest in NUMERIC_RULES (naming where they came from).
-        for key in ("public_url", "oauth_url"):
+        for origin in self.suggest_origins:
+            if not origin.startswith(("https://", "http://")) or origin.rstrip("/").count("/") != 2:
+                raise ConfigError(f"web.suggest_origins entries must be origins like https://commons.wikimedia.org, "
+                                  f"not {origin!r}")
+        for key in ("public_url", "oauth_url", "suggest_server"):
             value = getattr(self, key)
             if value and not value.startswith(("https://", "http://")):
                 raise ConfigError(f"web.{key} must start with https:// or http://, not {value!r}")

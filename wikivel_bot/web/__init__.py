@@ -14,6 +14,11 @@ Modules, one concept each:
 * :mod:`~wikivel_bot.web.decisions` — the one decision function the page and the API share.
 * :mod:`~wikivel_bot.web.api` — ``/api/queue``, ``/api/files/<M-id>``, ``/api/stats``,
   ``/api/decisions``.
+* :mod:`~wikivel_bot.web.suggest` — ``/api/suggest``: suggestions for any file from the
+  resident linker the CLI hands to ``create_app`` (``wikivel_bot.resident``; the web imports
+  neither it nor the linker), with its own cache rule, limit and CORS.
+* :mod:`~wikivel_bot.web.gadget` — the Commons user script (``/gadget.js``), its login popup
+  that hands the wiki's page a token, ``/api/me``.
 * :mod:`~wikivel_bot.web.pages` — the review page, the grid, batches, ``/healthz``.
 * :mod:`~wikivel_bot.web.items` — item labels, descriptions and P18 images in the reviewer's
   language: from the label set for the items it keeps, else from the bot's one Wikidata

@@ -10,7 +10,8 @@ import logging
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Tuple, Union
+from urllib.parse import urlsplit
 
 from flask import Flask
 
@@ -18,8 +19,8 @@ from wikivel_bot.config import Settings, SiteSettings
 from wikivel_bot.core.review_rules import SITE_BASES
 from wikivel_bot.core.safety import item_check, rules_from
 from wikivel_bot.queue.store import Store
-from wikivel_bot.web import api, api_errors, oauth, pages, security, sessions
-from wikivel_bot.web.context import Reverter, WebContext
+from wikivel_bot.web import api, api_errors, gadget, oauth, pages, security, sessions, suggest
+from wikivel_bot.web.context import Reverter, Suggester, WebContext
 from wikivel_bot.web.secrets_file import WebSecrets, load_secrets
 from wikivel_bot.wikidata.agent import WEB_TOOL, user_agent as build_user_agent
 from wikivel_bot.wikidata.client import WIKIDATA_API, WikidataClient
@@ -48,6 +49,26 @@ def oauth_base(site: SiteSettings, configured: str = "") -> str:
     return base.replace("/wiki/", "/w/rest.php")
 
 
+# Wikimedia's mobile sites are the desktop host with ".m" after its first label.
+MOBILE_DOMAINS = ("wikimedia.org", "wikipedia.org", "wikidata.org", "wiktionary.org", "wikisource.org")
+
+
+def wiki_origins(site: SiteSettings, configured: Tuple[str, ...] = ()) -> FrozenSet[str]:
+    """The pages that may call the API from a browser (CORS): ``web.suggest_origins``, else
+    the wiki the bot edits, desktop and mobile (``https://commons.wikimedia.org`` and
+    ``https://commons.m.wikimedia.org`` for Commons; the test wiki's own in tests)."""
+    if configured:
+        return frozenset(o.rstrip("/") for o in configured)
+    base = site.api_url or SITE_BASES.get(site.name.strip().lower(), SITE_BASES["commons"])
+    origin = security.origin_of(base)
+    found = {origin} if origin else set()
+    parts = urlsplit(base)
+    first, _, rest = (parts.hostname or "").partition(".")
+    if rest in MOBILE_DOMAINS and parts.port is None:
+        found.add(f"{parts.scheme}://{first}.m.{rest}")
+    return frozenset(found)
+
+
 def create_app(
     settings: Settings,
     store: Store,
@@ -57,6 +78,7 @@ def create_app(
     reverter: Optional[Reverter] = None,
     clock: Optional[Callable[[], float]] = None,
     labels: Optional["LabelSet"] = None,
+    suggester: Optional[Suggester] = None,
 ) -> Flask:
     """The web app.
 
@@ -69,6 +91,8 @@ def create_app(
         re-check, in seconds since the epoch (tests move it by hand); default: the real one.
     :param labels: the label set: the items it keeps are shown with its texts in the
         reviewer's language (``labels.languages``); None: every item from ``items``.
+    :param suggester: the resident suggestion service (``resident.service.ResidentSuggester``,
+        built by the CLI when ``web.suggest`` is on) behind ``GET /api/suggest``; None: off.
     """
     secrets = secrets if secrets is not None else load_secrets(settings.web.secrets_file)
     if secrets.ephemeral:
@@ -99,15 +123,21 @@ def create_app(
         labels=labels, reverter=reverter, oauth_base=oauth_base(site, settings.web.oauth_url), user_agent=user_agent,
         # Checked against the label set only: the writer, which reads Wikidata, refuses the rest.
         safety=item_check(rules_from(settings.safety), labels),
-        clock=clock or time.time,
+        clock=clock or time.time, suggester=suggester,
+        suggest_limiter=security.RateLimiter(settings.web.suggest_per_minute,
+                                             *(() if clock is None else (clock,))),
     )
     origins = {security.origin_of(u) for u in (site.api_url, site.wikidata_api_url)} | {WIKIMEDIA_MEDIA}
     # Order matters: who is logged in (sessions), then the CSRF check that asks it, then
     # the JSON body check.
     app.before_request(sessions.load)
-    security.install(app, {o for o in origins if o})
+    wiki = wiki_origins(site, settings.web.suggest_origins)
+    app.config["WIKIVEL_WIKI_ORIGINS"] = wiki
+    security.install(app, {o for o in origins if o}, wiki)
     api_errors.install(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(oauth.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(suggest.bp)
+    app.register_blueprint(gadget.bp)
     return app

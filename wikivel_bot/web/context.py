@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Protocol
 
 from flask import current_app, g
 
@@ -22,6 +22,21 @@ if TYPE_CHECKING:
 
 # Reverts a batch as an operator: (batch id, operator name) -> lines to show.
 Reverter = Callable[[str, str], List[str]]
+
+
+class Suggester(Protocol):
+    """The resident suggestion service as the web sees it (``resident.service.ResidentSuggester``,
+    built by the CLI: the web imports neither the linker nor the wiki's adapters)."""
+
+    @property
+    def version(self) -> str:
+        """The running linker's version."""
+
+    def suggest(self, source: str, timeout_s: float = ...) -> Any:
+        """The answer for one file; raises an exception with ``retry_after`` when busy."""
+
+    def queue_file(self, source: str) -> Any:
+        """Put the file's current suggestions into the review queue; its answer, queued."""
 
 
 @dataclass
@@ -42,6 +57,9 @@ class WebContext:
     oauth_base: str = ""
     user_agent: str = field(default_factory=lambda: user_agent(tool=WEB_TOOL))
     extra: dict = field(default_factory=dict)
+    # GET /api/suggest: the resident linker (None: suggestions are off) and its per-client limit.
+    suggester: Optional[Suggester] = None
+    suggest_limiter: Optional[RateLimiter] = None
     # Wall-clock seconds for the login lifetime and the profile re-check (tests move it).
     clock: Callable[[], float] = time.time
 

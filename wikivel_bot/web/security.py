@@ -5,9 +5,15 @@
   missing or wrong CSRF token gets 403. The token lives in the signed session and reaches
   the page in a ``<meta>`` tag; scripts send it as ``X-CSRF-Token``, forms as
   ``csrf_token``.
+* A request with ``Authorization: Bearer …`` (the user script on the wiki's pages, where
+  this tool's cookie does not go) is judged by its token and its own rule instead
+  (:func:`check_token`): only the API, only from the wiki's own origins, JSON bodies.
+* CORS (:func:`cors`): only the wiki's own origins (``web.suggest_origins``) get an
+  ``Access-Control-Allow-Origin``, and only on :data:`CORS_PATHS`; never with credentials.
 * Every answer gets the same headers in one ``after_request``: a Content-Security-Policy
   without inline scripts or styles, ``X-Frame-Options: DENY``, ``nosniff``, a same-origin
-  referrer policy, and ``no-store`` on API answers (they name reviewers).
+  referrer policy, and ``no-store`` on API answers (they name reviewers) unless a handler
+  set its own rule (``g.cache_control``: a fresh suggestion names nobody).
 * The session cookie is HttpOnly and SameSite=Lax always, and Secure when the public URL
   is https (set in :func:`wikivel_bot.web.app.create_app`).
 """
@@ -51,8 +57,12 @@ def refuse(status: int, message: str) -> Response:
     return Response(render_template("error.html", status=status, message=message), status=status)
 
 
-def check_request() -> Optional[Response]:
-    """The ``before_request`` hook: None lets the request through."""
+def check_request(token_origins: Iterable[str] = ()) -> Optional[Response]:
+    """The ``before_request`` hook: None lets the request through.
+
+    :param token_origins: the pages a token may come from (:func:`check_token`)."""
+    if g.get("via_token"):
+        return check_token(frozenset(token_origins))
     if request.method not in STATE_CHANGING:
         return None
     # g.reviewer: set by wikivel_bot.web.sessions.load, registered before this hook.
@@ -62,6 +72,29 @@ def check_request() -> Optional[Response]:
     expected = session.get("csrf") or ""
     if not expected or not secrets.compare_digest(str(sent), str(expected)):
         return refuse(403, "missing or wrong CSRF token (send the page's token as X-CSRF-Token)")
+    return None
+
+
+def check_token(origins: frozenset) -> Optional[Response]:
+    """The header path's own rule, instead of the CSRF token: a request carrying
+    ``Authorization: Bearer …`` (the user script on the wiki's pages).
+
+    No browser adds that header by itself, so another site cannot make a reviewer's browser
+    send it (what the CSRF token guards against on the cookie path). And a token is taken
+    only from the wiki's own pages: a state change must name one of ``origins`` in its
+    ``Origin`` header (browsers always send it there), any request that names another origin
+    is refused, and a decision's body must be JSON (a cross-origin JSON POST needs a CORS
+    preflight, which no other origin passes). Only ``/api/`` answers to a token.
+    """
+    origin = request.headers.get("Origin", "")
+    if not is_api():
+        return refuse(400, "a token is accepted only by the JSON API (/api/)")
+    if origin and origin not in origins or request.method in STATE_CHANGING and origin not in origins:
+        return refuse(403, f"a token is accepted only from the wiki's own pages, not from {origin or 'no origin'}")
+    if g.get("reviewer") is None:
+        return refuse(401, "the token is unknown, ended or expired: log in to the tool again")
+    if request.method in STATE_CHANGING and request.content_length and not request.is_json:
+        return refuse(415, "send the decision as JSON (Content-Type: application/json)")
     return None
 
 
@@ -90,16 +123,54 @@ def add_headers(csp: str) -> Callable[[Response], Response]:
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "same-origin"
         if request.path.startswith("/api/"):
-            response.headers["Cache-Control"] = "no-store"
+            # no-store unless the handler set a rule of its own (a fresh suggestion names no
+            # reviewer: GET /api/suggest, wikivel_bot.web.suggest).
+            response.headers["Cache-Control"] = g.get("cache_control") or "no-store"
         return response
 
     return hook
 
 
-def install(app: Flask, image_origins: Iterable[str]) -> None:
-    """Register the hooks and the ``csrf_token()`` template function on ``app``."""
-    app.before_request(check_request)
+# What a page of the wiki's own origins may call from the browser (the user script):
+# suggestions, and with a token (wikivel_bot.web.tokens) decisions and who is logged in.
+CORS_PATHS = ("/api/suggest", "/api/decisions", "/api/me")
+CORS_HEADERS = "Authorization, Content-Type"
+
+
+def cors(origins: Iterable[str]) -> Callable[[Response], Response]:
+    """The ``after_request`` hook of CORS: an answer to a page of one of ``origins`` (the
+    wiki's own, ``web.suggest_origins``) names that origin in ``Access-Control-Allow-Origin``;
+    no other origin ever gets one, so the browser keeps every other page from reading
+    answers (and from sending a decision's JSON body at all: that needs a preflight).
+    Credentials are never allowed: a page of the wiki sends the reviewer's token as an
+    ``Authorization`` header, never this tool's cookie."""
+    allowed = frozenset(o.rstrip("/") for o in origins if o)
+
+    def hook(response: Response) -> Response:
+        if not request.path.startswith(CORS_PATHS):
+            return response
+        response.vary.add("Origin")
+        origin = request.headers.get("Origin", "")
+        if origin in allowed:
+            response.headers["Access-Control-Allow-Origin"] = origin
+            if request.method == "OPTIONS":
+                response.headers["Access-Control-Allow-Methods"] = "GET, POST"
+                response.headers["Access-Control-Allow-Headers"] = CORS_HEADERS
+                response.headers["Access-Control-Max-Age"] = "600"
+            response.headers["Access-Control-Expose-Headers"] = "Retry-After"
+        return response
+
+    return hook
+
+
+def install(app: Flask, image_origins: Iterable[str], cors_origins: Iterable[str] = ()) -> None:
+    """Register the hooks and the ``csrf_token()`` template function on ``app``.
+
+    :param cors_origins: the pages allowed to call :data:`CORS_PATHS` from a browser."""
+    allowed = frozenset(o.rstrip("/") for o in cors_origins if o)
+    app.before_request(lambda: check_request(allowed))
     app.after_request(add_headers(content_security_policy(image_origins)))
+    app.after_request(cors(cors_origins))
     app.jinja_env.globals["csrf_token"] = csrf_token
 
 

@@ -42,6 +42,9 @@ from wikivel_bot.web.reviewer import Reviewer
 from wikivel_bot.web.security import STATE_CHANGING, refuse
 
 SID = "sid"
+# The keys of the tokens this browser's login handed to the wiki's pages (ended at logout).
+TOKENS = "tokens"
+MAX_TOKENS = 8
 # A reviewer waits for this read on the request that triggers it: short, one try.
 PROFILE_TIMEOUT_S = 5.0
 # After a failed read, the pause before the wiki is asked again for the same login: short
@@ -122,11 +125,44 @@ def _restrictions_json(reviewer: Reviewer) -> Optional[Dict[str, Any]]:
 
 
 def end() -> None:
-    """End this browser's login on the server (every copy of the cookie) and forget it."""
+    """End this browser's login on the server (every copy of the cookie) and forget it,
+    with every token the login handed to the wiki's pages (:func:`start_token`)."""
     sid = session.get(SID)
     if sid:
         web_sessions.end_session(web().store, _key(str(sid)))
+    for key in session.get(TOKENS) or ():
+        web_sessions.end_session(web().store, str(key))
     session.clear()
+
+
+def start_token(reviewer: Reviewer) -> str:
+    """A token for the user script on the wiki's pages, where this tool's cookie does not
+    go (browsers block third-party cookies): a login of its own, kept like the cookie's
+    (SHA-256 only, same end, same profile re-reads and blocks), ended by ``/logout`` in
+    this browser (its key is kept in the signed session) or by the script's own log-out."""
+    ctx = web()
+    token = secrets.token_urlsafe(32)
+    begun = now()
+    found = web_sessions.find_session(ctx.store, _key(str(session.get(SID) or "")), begun)
+    ends = found.expires_at if found is not None else begun + timedelta(hours=ctx.settings.web.session_hours)
+    web_sessions.open_session(ctx.store, _key(token), reviewer.name, reviewer.user_id, reviewer.groups,
+                              reviewer.blocked, begun, ends, block_reason=reviewer.block_reason,
+                              block_restrictions=_restrictions_json(reviewer))
+    # The newest few: a reviewer who logs in on many pages does not grow the cookie forever.
+    session[TOKENS] = [*list(session.get(TOKENS) or ())[-(MAX_TOKENS - 1):], _key(token)]
+    return token
+
+
+def end_token() -> bool:
+    """End the login of this request's token (the script's log-out); False without one."""
+    token = bearer_token()
+    return bool(token) and web_sessions.end_session(web().store, _key(token))
+
+
+def bearer_token() -> str:
+    """The token of an ``Authorization: Bearer …`` header ("" when there is none)."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def profile_api(oauth_base: str) -> str:
@@ -191,14 +227,19 @@ def load() -> Optional[Response]:
     profile re-read from the wiki when it is due. Runs before the CSRF check, which asks
     ``g.reviewer`` whether an API call comes from a login."""
     g.reviewer = None
-    sid = session.get(SID)
+    # The user script on the wiki's pages sends a token instead of the cookie; a request
+    # with an Authorization header is judged by it alone (wikivel_bot.web.security's
+    # origin rule applies to it).
+    g.via_token = "Authorization" in request.headers
+    sid = bearer_token() if g.via_token else session.get(SID)
     if not sid or request.endpoint == "static":
         return None
     ctx = web()
     key, moment = _key(str(sid)), now()
     found = web_sessions.find_session(ctx.store, key, moment)
     if found is None:  # logged out, expired, or never ours: the cookie is worth nothing
-        session.clear()
+        if not g.via_token:
+            session.clear()
         return None
     try:
         partial = PartialBlock.from_json(found.block_restrictions)
@@ -222,7 +263,8 @@ def load() -> Optional[Response]:
         else:
             if profile is None:
                 web_sessions.end_session(ctx.store, key)
-                session.clear()
+                if not g.via_token:
+                    session.clear()
                 return None
             reviewer = replace(reviewer, groups=profile.groups, blocked=profile.blocked, block_reason=profile.reason,
                                partial=profile.partial)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
-from wikivel_bot.core.review_rules import ReviewCandidate, ReviewFile, file_page_url, format_signals, state_text
+from wikivel_bot.core.review_rules import (
+    ReviewCandidate, ReviewFile, file_page_url, format_signals, state_text, unsettled_text,
+)
 from wikivel_bot.core.safety import rule_count
 from wikivel_bot.types import CandidateState
 from wikivel_bot.web.items import ShownItem
@@ -52,8 +54,12 @@ def candidate_view(cand: ReviewCandidate, info: Optional[ShownItem], thresholds:
         "prominent": cand.prominent,
         "reviewer": cand.reviewer or None,
         # The state in words: who decided, and that the bot account made the edit.
-        "status": "" if cand.state is CandidateState.PROPOSED else state_text(cand.state, cand.reviewer or "",
-                                                                               cand.prominent),
+        "status": "; ".join(t for t in (
+            "" if cand.state is CandidateState.PROPOSED else state_text(cand.state, cand.reviewer or "",
+                                                                         cand.prominent),
+            unsettled_text(cand.unsettled_since)) if t),
+        # An edit sent for it whose answer never came (commons.writer.unsettled), or None.
+        "unsettled_since": (cand.unsettled_since.isoformat() + "Z") if cand.unsettled_since else None,
         "reasons": list(cand.notes),
         "random_weights": cand.random_weights,
         "item_url": f"https://www.wikidata.org/wiki/{cand.qid}",
