@@ -248,7 +248,7 @@ def test_with_the_evidence_model_every_candidate_gets_its_probability(config, tm
     from wikivel_bot.commons.thumbnails import ThumbnailClient
     from wikivel_bot.labels import default_label_set
     from wikivel_bot.linker import build_ready_linker
-    from wikivel_bot.linker.evidence_model import candidate_features, fit
+    from wikivel_bot.linker.evidence_model import fit, served_features
     from wikivel_bot.train.synthetic.evidence import load_evidence, make_evidence_synthetic, simulated_records
 
     make_evidence_synthetic(tmp_path / "syn", 400, seed=0)
@@ -265,10 +265,10 @@ def test_with_the_evidence_model_every_candidate_gets_its_probability(config, tm
     found = {c.qid: c for c in linked.candidates}
     assert {"Q990003", "Q995653"} <= set(found) and "Q76" not in found
     best = max(c.evidence["visual_score"] for c in linked.candidates)
+    assert all(c.evidence["best_visual_score"] >= best for c in linked.candidates)
     for c in linked.candidates:
         e = c.evidence
-        expected = model.probability(candidate_features(e["visual_score"], best, e["image_rank"],
-                                                        [s["kind"] for s in e["sources"]], e["in_label_set"]))
+        expected = model.probability(served_features(e))
         assert c.probability == pytest.approx(expected, abs=1e-4), c.qid
     assert [c.rank for c in linked.candidates] == list(range(1, len(found) + 1))
     assert [c.probability for c in linked.candidates] == sorted((c.probability for c in linked.candidates),

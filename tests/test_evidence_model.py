@@ -230,17 +230,22 @@ def test_evidence_records_read_the_linker_candidates() -> None:
         return Candidate(qid=qid, score=0.5, rank=rank, linker="zero-shot", linker_version="v", labelset_hash="h",
                          evidence=evidence)
 
+    # The best of the file's candidate set (0.35) was dropped by the ranking rules: the records
+    # keep the best the linker stored, the one its served probability used.
     linked = [
-        candidate("Q1", 1, visual_score=0.31, image_rank=1),
-        candidate("Q2", 2, visual_score=0.22, in_label_set=False,
+        candidate("Q1", 1, visual_score=0.31, best_visual_score=0.35, image_rank=1),
+        candidate("Q2", 2, visual_score=0.22, best_visual_score=0.35, in_label_set=False,
                   sources=[Evidence(KIND_CATEGORY, "Category:Photographs by Two", "Q2").as_dict()]),
     ]
     out = evidence_records(1000, linked, {"Q1"})
     assert [(r.qid, r.image_rank, r.kinds, r.in_label_set, r.label) for r in out] == [
         ("Q1", 1, (), True, True), ("Q2", None, (KIND_CATEGORY,), False, False)]
-    assert out[1].features()[:2] == pytest.approx([0.22, 0.09])
-    with pytest.raises(ValueError, match="candidate Q3 of file 1000 has no evidence"):
+    assert out[1].features()[:2] == pytest.approx([0.22, 0.13])
+    assert [r.features() for r in out] == [em.served_features(c.evidence) for c in linked]
+    with pytest.raises(ValueError, match="candidate Q3 of file 1000: .* no 'visual_score'"):
         evidence_records(1000, [candidate("Q3", 1)], set())
+    with pytest.raises(ValueError, match="no 'best_visual_score'"):
+        evidence_records(1000, [candidate("Q3", 1, visual_score=0.3)], set())
 
 
 def test_records_files_round_trip_and_bad_lines_are_named(tmp_path: Path, records: List[CandidateRecord]) -> None:
@@ -338,3 +343,38 @@ def test_train_evidence_refuses_bad_records_in_one_line(tmp_path: Path) -> None:
 def test_train_still_needs_its_options_without_a_subcommand(tmp_path: Path) -> None:
     result = invoke(["train", "--data", str(tmp_path)])
     assert result.exit_code == 2 and "Missing option '--linker'" in result.output
+
+
+# -- one set of features for serving and training -------------------------------------------------
+
+def test_the_probability_served_is_the_one_fitted_on_the_recorded_features(tmp_path: Path) -> None:
+    """Link with an evidence model, record the candidates as training does, compare: the file's
+    best visual score belongs to an item the ranking rules drop (it is depicted already), so a
+    record that took the best over the kept candidates would see another gap than the linker."""
+    pytest.importorskip("torch")
+    from tests.linker_support import animals_label_set, image_bytes, tiny_settings
+    from wikivel_bot.core.ranking import RankingRules
+    from wikivel_bot.linker import create_linker
+    from wikivel_bot.linker.link import link_files
+    from wikivel_bot.types import Depiction, MediaFile
+
+    linker = create_linker("top-k", tiny_settings(batch_size=4))  # scores by frequency: human (500) first
+    linker.attach(animals_label_set(), str(tmp_path / "index"))
+    n = len(em.FEATURES)
+    weights = [0.0] * n
+    weights[em.FEATURES.index("visual_gap")] = -2.0
+    weights[em.FEATURES.index("kind:category")] = 1.5
+    model = em.EvidenceModel(weights=tuple(weights), intercept=0.5, mean=(0.0,) * n, scale=(1.0,) * n)
+    media = MediaFile(page_id=1, title="File:Test 1.jpg", depicts=(Depiction("Q5"),))
+    evidence = {1: (Evidence(KIND_CATEGORY, "Category:Apples", "Q89"),)}
+    (linked,) = link_files(linker, [(media, image_bytes())], rules=RankingRules(top_k=4), evidence=evidence,
+                           evidence_model=model)
+    kept = linked.candidates
+    assert "Q5" not in {c.qid for c in kept} and "Q89" in {c.qid for c in kept}
+    stored = {c.evidence["best_visual_score"] for c in kept}
+    assert len(stored) == 1 and stored.pop() > max(c.evidence["visual_score"] for c in kept)  # the best was dropped
+    records = evidence_records(1, kept, {"Q89"})
+    assert [r.qid for r in records] == [c.qid for c in kept]
+    for candidate, record in zip(kept, records):
+        assert record.features() == em.served_features(candidate.evidence)
+        assert candidate.probability == pytest.approx(model.probability(record.features()), abs=5e-5), candidate.qid

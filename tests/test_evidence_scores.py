@@ -23,7 +23,7 @@ from wikivel_bot.core.ranking import RankingRules  # noqa: E402
 from wikivel_bot.linker import create_linker  # noqa: E402
 from wikivel_bot.linker.backbone.images import decode_image  # noqa: E402
 from wikivel_bot.linker.base import Query  # noqa: E402
-from wikivel_bot.linker.evidence_model import EvidenceModel, candidate_features  # noqa: E402
+from wikivel_bot.linker.evidence_model import EvidenceModel, candidate_features, served_features  # noqa: E402
 from wikivel_bot.linker.link import link_files  # noqa: E402
 from wikivel_bot.types import Depiction, MediaFile  # noqa: E402
 
@@ -177,9 +177,9 @@ def test_the_evidence_model_gives_the_probability_and_the_order(tmp_path_factory
     assert first.qid == "Q89" and first.rank == 1  # ranked by probability, not by score
     for c in linked.candidates:
         e = c.evidence
-        best = max(x.evidence["visual_score"] for x in linked.candidates)
-        expected = model.probability(candidate_features(e["visual_score"], best, e["image_rank"],
-                                                        [s["kind"] for s in e["sources"]], e["in_label_set"]))
+        # The best visual score of the file's candidate set before the ranking rules, as stored.
+        assert e["best_visual_score"] >= max(x.evidence["visual_score"] for x in linked.candidates)
+        expected = model.probability(served_features(e))
         assert c.probability == pytest.approx(expected, abs=1e-4) and e["probability"] == c.probability
     assert [c.probability for c in linked.candidates] == sorted((c.probability for c in linked.candidates),
                                                                 reverse=True)

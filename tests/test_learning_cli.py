@@ -151,3 +151,43 @@ def test_without_a_models_directory_is_one_line(env, monkeypatch) -> None:
         assert result.exit_code != 0 and "Traceback" not in result.output
         assert result.output.startswith("error:") and "models_dir" in result.output, result.output
 
+
+
+def test_a_kept_challenger_leaves_the_running_model_recalibrated_and_rollback_undoes_it(env, monkeypatch) -> None:
+    """The round judges the challenger against the running model recalibrated on this round's
+    decisions, so when the challenger is kept that recalibration runs: a new entry (the same
+    weights, a new threshold), audited as `recalibrate`, and `models rollback` undoes it.
+    (The minimum of calibration files is lowered here: this queue has three.)"""
+    import torch
+
+    from wikivel_bot.learning import contest
+    from wikivel_bot.linker.checkpoint import load_checkpoint
+
+    tmp_path, data = env
+    monkeypatch.setattr(contest, "RECALIBRATION_MIN_FILES", 1)
+    assert _run("dataset", "from-decisions", "--out", str(data), "--no-fetch-images",
+                "--exclude-reviewer", "Mallory").exit_code == 0
+    trained = _run("train", "--from-decisions", str(data))
+    assert trained.exit_code == 0, trained.output
+    assert "verdict: kept, not promoted" in trained.output
+    models = tmp_path / "models"
+    running = registry.read_registry(models)["running"]
+    assert running and running.startswith("recalibrated-"), trained.output
+    assert f"running model recalibrated (same weights): {running} now runs" in trained.output
+    challenger, recalibrated = sorted(registry.list_models(models), key=lambda e: not e.name.startswith("challenger"))
+    assert recalibrated.running and recalibrated.verdict == "recalibrated"
+    # The running model's weights (the untrained naive-mlp heads here), its new calibration and threshold.
+    heads = load_checkpoint(recalibrated.path)
+    extra = heads.extra
+    assert extra["from_decisions"]["trained"].startswith("calibration only")
+    assert extra["operating_threshold"] is not None and extra["calibration"]["a"] > 0
+    assert extra["calibration"] == {**recalibrated.report["calibration"]["running"], "method": "platt", "top_k": 10}
+    fresh = load_checkpoint(challenger.path)
+    assert any(not torch.equal(v, fresh.heads[k]) for k, v in heads.heads.items())  # not the challenger's weights
+    (line,) = registry.audit_lines(models)
+    assert (line["action"], line["before"], line["after"]) == ("recalibrate", None, running)
+    assert _run("models", "rollback").exit_code == 0
+    assert registry.read_registry(models)["running"] is None
+    # A recalibration may be run again by hand without --force: it is the running model's own weights.
+    assert _run("models", "promote", running).exit_code == 0
+    assert registry.read_registry(models)["running"] == running

@@ -8,6 +8,7 @@ what changes between promotions is the checkpoint digest in the linker version i
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,7 +17,7 @@ import pytest
 from wikivel_bot.errors import UsageError
 from wikivel_bot.learning import registry
 from wikivel_bot.learning.judge import judge
-from wikivel_bot.learning.metrics import FileScores, bootstrap_deltas, file_counts, metrics_of
+from wikivel_bot.learning.metrics import FileScores, bootstrap_deltas, file_counts, metrics_of, utility_weight
 from wikivel_bot.learning.schedule import JOB_ID, add_learning_job
 
 
@@ -40,42 +41,85 @@ def test_metrics_at_the_threshold() -> None:
     m = metrics_of(file_counts(files, 0.5))
     assert m["precision"] == pytest.approx(1 / 3) and m["recall"] == pytest.approx(1 / 2)
     assert m["R@1"] == pytest.approx(1 / 2)
-    # Nothing selected: precision 0 (no statement a reviewer could approve), not NaN.
-    assert metrics_of(file_counts(files, 0.99))["precision"] == 0.0
+    # Utility per file, TP - λ·FP with λ = 1 at t = 0.5: (1 - 2) over 2 files.
+    assert m["utility"] == pytest.approx(-0.5) and m["selected"] == 3
+    assert metrics_of(file_counts(files, 0.5), utility_weight(0.8))["utility"] == pytest.approx((1 - 4 * 2) / 2)
+    # Nothing selected: no statement at all — utility 0, and no precision (not "precision 0").
+    nothing = metrics_of(file_counts(files, 0.99))
+    assert nothing["utility"] == 0.0 and math.isnan(nothing["precision"])
+
+
+def test_utility_weight_makes_the_target_precision_the_break_even() -> None:
+    for t in (0.5, 0.8, 0.9):
+        lam = utility_weight(t)
+        # A selection at exactly precision t earns nothing; above it earns, below it costs.
+        assert 100 * t - lam * 100 * (1 - t) == pytest.approx(0.0)
+    assert utility_weight(0.5) == 1.0 and utility_weight(0.8) == pytest.approx(4.0)
 
 
 def test_a_worse_challenger_is_refused() -> None:
     verdict = judge(_files(60, good=True), _files(60, good=False), threshold=0.5, resamples=500, seed=1)
     assert verdict.outcome == "keep" and not verdict.promote
-    assert any("precision gain" in r for r in verdict.reasons)
-    assert verdict.deltas["precision"]["delta"] < 0
+    assert any("utility gain" in r for r in verdict.reasons)
+    assert verdict.deltas["utility"]["delta"] < 0 and verdict.deltas["precision"]["delta"] < 0
 
 
 def test_a_better_challenger_wins_beyond_the_interval() -> None:
     verdict = judge(_files(60, good=False), _files(60, good=True), threshold=0.5, resamples=500, seed=1)
     assert verdict.promote, verdict.reasons
-    assert verdict.deltas["precision"]["low"] > 0
+    assert verdict.deltas["utility"]["low"] > 0
+    assert verdict.settings["utility_weight"] == 1.0
     # Seeded: the same inputs give the same interval.
     again = judge(_files(60, good=False), _files(60, good=True), threshold=0.5, resamples=500, seed=1)
     assert again.deltas == verdict.deltas
 
 
-def test_too_few_files_or_a_recall_loss_never_promote() -> None:
+def test_too_few_files_or_selecting_nothing_never_promote() -> None:
     few = judge(_files(10, good=False), _files(10, good=True), threshold=0.5, resamples=200)
     assert not few.promote and "only 10 evaluation files" in few.reasons[0]
-    # More precise by approving less: a recall loss at the threshold keeps the champion.
-    timid = [FileScores(f.page_id, tuple(p if i == 0 and f.page_id % 2 else min(p, 0.4)
-                                         for i, p in enumerate(f.probabilities)), f.labels)
+    # A challenger that selects nothing makes no statement: never promoted, whatever the champion.
+    silent = [FileScores(f.page_id, tuple(min(p, 0.4) for p in f.probabilities), f.labels)
+              for f in _files(60, good=True)]
+    verdict = judge(_files(60, good=False), silent, threshold=0.5, resamples=200)
+    assert not verdict.promote and any("selects nothing" in r for r in verdict.reasons)
+    assert math.isnan(verdict.challenger["precision"])
+
+
+def test_a_timid_champion_is_beaten_on_utility_not_on_a_precision_of_zero() -> None:
+    """The champion selects nothing (utility 0, no precision): a challenger whose right
+    statements outnumber its wrong ones wins on utility alone, and the verdict says the
+    precision could not be compared."""
+    timid = [FileScores(f.page_id, tuple(min(p, 0.4) for p in f.probabilities), f.labels)
              for f in _files(60, good=True)]
-    champion = _files(60, good=False)
-    verdict = judge(champion, timid, threshold=0.5, resamples=200)
-    assert verdict.deltas["recall"]["delta"] < 0 and not verdict.promote
+    verdict = judge(timid, _files(60, good=True), threshold=0.5, resamples=300, seed=2)
+    assert verdict.promote, verdict.reasons
+    assert "no precision to compare" in verdict.reasons[0]
+    assert math.isnan(verdict.deltas["precision"]["delta"]) and verdict.champion["utility"] == 0.0
+
+
+def test_more_right_statements_at_lower_precision_win_only_within_the_margin() -> None:
+    """Utility up but precision down by far more than the margin: kept (non-inferiority)."""
+    import random
+
+    rng = random.Random(3)
+    # Champion: one sure right statement a file. Challenger: that one, plus on every file a
+    # second approved item and, on most files, a wrong one above the threshold too.
+    champion, challenger = [], []
+    for page in range(80):
+        labels = (True, True, False)
+        champion.append(FileScores(page, (0.9, 0.3, 0.2), labels))
+        wrong = 0.7 if rng.random() < 0.7 else 0.3
+        challenger.append(FileScores(page, (0.9, 0.8, wrong), labels))
+    verdict = judge(champion, challenger, threshold=0.5, resamples=300, seed=0)
+    assert verdict.deltas["utility"]["low"] > 0
+    assert verdict.deltas["precision"]["high"] < -0.02 and not verdict.promote
+    assert any("precision may fall by more than 0.02" in r for r in verdict.reasons)
 
 
 def test_bootstrap_interval_holds_the_point_estimate() -> None:
     a, b = file_counts(_files(40, False), 0.5), file_counts(_files(40, True), 0.5)
-    d = bootstrap_deltas(a, b, resamples=300, seed=0)["precision"]
-    assert d["low"] <= d["delta"] <= d["high"]
+    for name, d in bootstrap_deltas(a, b, resamples=300, seed=0).items():
+        assert d["low"] <= d["delta"] <= d["high"], name
 
 
 # -- the models directory ----------------------------------------------------------------------

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 
 from wikivel_bot.learning import registry  # noqa: E402
 from wikivel_bot.learning.metrics import FileScores, file_counts  # noqa: E402
-from wikivel_bot.train.decisions.heads import DecisionTensors, Platt, fit_platt  # noqa: E402
+from wikivel_bot.train.decisions.heads import DecisionTensors, Platt, fit_probability  # noqa: E402
 from wikivel_bot.train.decisions.own_suggestions import (  # noqa: E402
     calibrate_own,
     judged_files,
@@ -73,7 +73,8 @@ def test_calibration_on_its_own_suggestions_is_not_fooled_by_the_champions_pairs
         return (files * its[torch.tensor([item_of(k) for k in rows])]).sum(dim=-1).double()
 
     index = data.select("calibration")
-    decided = fit_platt((files[data.pair_file[index]] * its[data.pair_item[index]]).sum(dim=-1), data.label[index])
+    decided = fit_probability((files[data.pair_file[index]] * its[data.pair_item[index]]).sum(dim=-1),
+                              data.label[index])
     own = calibrate_own(IDENTITY, data, top_k=2)
     neighbours, right = cos(lambda k: 6 + k), cos(lambda k: k)
     assert float(decided(neighbours).mean()) > 0.9          # the bias: near neighbours look right
@@ -83,14 +84,32 @@ def test_calibration_on_its_own_suggestions_is_not_fooled_by_the_champions_pairs
     assert operating_score(Platt(-1.0, 0.0), 0.5) is None   # no positive slope: suggest nothing
 
 
-def test_the_platt_fit_recovers_a_known_calibration_and_stays_finite_when_separated() -> None:
+def test_the_one_platt_fit_recovers_a_known_calibration_and_stays_finite_when_separated() -> None:
+    """The round's fit is core.verification.fit_calibration (the package's one Platt fit)."""
+    from wikivel_bot.core.verification import fit_calibration
+
     rng = np.random.default_rng(0)
     x = rng.uniform(-0.2, 0.9, size=4000)
     y = (rng.random(4000) < 1 / (1 + np.exp(-(8 * x - 4)))).astype(float)
-    fitted = fit_platt(torch.tensor(x), torch.tensor(y))
-    assert fitted.a == pytest.approx(8, abs=0.6) and fitted.b == pytest.approx(-4, abs=0.3)
-    separated = fit_platt(torch.tensor([0.1] * 50 + [0.9] * 50), torch.tensor([0.0] * 50 + [1.0] * 50))
-    assert math.isfinite(separated.a) and separated.a > 0 and operating_score(separated, 0.5) == pytest.approx(0.5, abs=1e-3)
+    fitted = fit_probability(torch.tensor(x), torch.tensor(y))
+    assert fitted is not None and fitted.a == pytest.approx(8, abs=0.6) and fitted.b == pytest.approx(-4, abs=0.3)
+    same = fit_calibration(x.tolist(), [bool(v) for v in y], "platt")
+    assert (fitted.a, fitted.b) == (same.a, same.b)
+    separated = fit_probability(torch.tensor([0.1] * 50 + [0.9] * 50), torch.tensor([0.0] * 50 + [1.0] * 50))
+    assert separated is not None and math.isfinite(separated.a) and separated.a > 0
+    assert operating_score(separated, 0.5) == pytest.approx(0.5, abs=1e-3)
+    # Platt's smoothed targets keep a small separated set's slope moderate: p stays inside
+    # (0, 1) at the classes' own scores, so the map still tells a near miss from a sure match.
+    assert 0.9 < float(separated(torch.tensor(0.9, dtype=torch.float64))) < 0.99
+
+
+def test_a_calibration_set_of_one_class_gives_no_fit_and_the_old_threshold_stays() -> None:
+    assert fit_probability(torch.tensor([0.2, 0.4, 0.6]), torch.tensor([0.0, 0.0, 0.0])) is None
+    assert fit_probability(torch.tensor([0.2, 0.4]), torch.tensor([1.0, 1.0])) is None
+    assert fit_probability(torch.zeros(0), torch.zeros(0)) is None
+    # The calibration files' own suggestions of one kind: calibrate_own says so with None.
+    data = _data([0.0], [0.0, 90.0], [(0, 1, False)])
+    assert calibrate_own(IDENTITY, data, top_k=2) is None
 
 
 # -- the threshold in the checkpoint, the factory, the card and the daemon ----------------------

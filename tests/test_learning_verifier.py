@@ -308,3 +308,22 @@ def _query(verifier, data: Path, record):
     media = MediaFile(record.page_id, record.title, description=record.description,
                       categories=tuple(record.categories))
     return Query(record.title, decode_image((data / record.image).read_bytes()), verifier.query_text(media)), media
+
+
+def test_the_tuned_weights_interval_resamples_files_not_pairs() -> None:
+    """A file's pairs share its image and its reviewer. Ten files of 100 pairs each, the tuned
+    weights better by 0.5 on six files and worse by 0.5 on four: resampling the 1000 pairs
+    would call the gain sure; resampling the ten files does not."""
+    import numpy as np
+
+    from wikivel_bot.train.decisions.verifier import _loss_gain_interval
+
+    files = [f for f in range(10) for _ in range(100)]
+    tuned = [0.5 if f < 6 else 1.5 for f in files]
+    other = [1.0] * len(files)
+    low, high = _loss_gain_interval(tuned, other, files, seed=0)
+    assert low < -0.1 < high and high > 0            # the mean change is -0.1; the interval holds 0
+    diff = np.asarray(tuned) - np.asarray(other)
+    by_pairs = diff[np.random.default_rng(0).integers(0, diff.size, size=(1000, diff.size))].mean(axis=1)
+    assert np.quantile(by_pairs, 0.975) < 0          # what resampling pairs would have claimed
+    assert _loss_gain_interval(tuned, other, files, seed=0) == (low, high)   # seeded

@@ -88,13 +88,16 @@ def train_from_decisions(obj: CliContext, data_dir: Path, promote: bool, **linke
                               item_images=item_image_source(settings, obj.site))
     verdict = result.verdict
     click.echo(f"challenger: {result.name} ({result.checkpoint})")
-    for name in ("precision", "recall", "R@1", "nDCG@5"):
+    for name in ("utility", "precision", "recall", "R@1", "nDCG@5"):
         d = verdict.deltas[name]
         click.echo(f"  {name:9} champion {verdict.champion[name]:.3f}  challenger {verdict.challenger[name]:.3f}  "
                    f"change {d['delta']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
     word = "promoted: now running" if result.promoted else ("wins, not promoted (--no-promote)"
                                                              if verdict.promote else "kept, not promoted")
     click.echo(f"verdict: {word} — " + "; ".join(verdict.reasons))
+    if result.recalibrated:
+        click.echo(f"running model recalibrated (same weights): {result.recalibrated} now runs "
+                   "(`wikivel-bot models rollback` undoes it)")
 
 
 @click.group("models", invoke_without_command=True)
@@ -139,18 +142,19 @@ def models(ctx: click.Context, models_dir: Optional[str]) -> None:
 @click.pass_context
 def promote(ctx: click.Context, name: str, reason: str, force: bool) -> None:
     """Run checkpoint NAME from now on (suggest and link at once, the daemon at its next link round).
-    Only a checkpoint whose judgement said promote, unless --force."""
+    Only a checkpoint whose judgement said promote, or a recalibration of a running model, unless --force."""
     from wikivel_bot.learning import registry
 
     root = Path(ctx.meta["models_dir"])
     registry.require_checkpoint(root, name)  # a missing one is not "did not win its judgement"
     outcome = registry.read_report(root / name).get("verdict", {}).get("outcome")
-    if outcome != "promote" and not force:
+    won = outcome in ("promote", "recalibrated")  # a recalibration is the running model's own weights
+    if not won and not force:
         raise UsageError(f"{name} did not win its judgement (verdict: {outcome or 'none'}); "
                          "promote it anyway with --force")
     why = reason or "by hand"
     before = registry.promote(root, name, by=_who(ctx.obj.settings),
-                              reason=f"forced ({outcome or 'no verdict'}): {why}" if outcome != "promote" else why)
+                              reason=f"forced ({outcome or 'no verdict'}): {why}" if not won else why)
     _card(root, name)
     click.echo(f"running: {name} (was {before or 'linker.checkpoint'}; the daemon takes it at its next link round)")
 

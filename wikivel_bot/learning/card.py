@@ -30,9 +30,12 @@ def render_card(name: str, report: Mapping[str, Any]) -> str:
         + (f" by {report['promoted_by']}" if report.get("promoted_by") else ""),
         f"- Linker: `{report.get('linker', '?')}`; checkpoint sha256 {str(report.get('digest', ''))[:12]}…",
         f"- Started from: {report.get('champion_checkpoint') or 'the untrained heads'}",
-        f"- Trained part: Naive CLIP heads (contrastive loss on approvals, pairwise loss with rejections "
-        f"as negatives), {report.get('epochs', '?')} epochs; probability calibrated (Platt) on its own "
-        "suggestions of held-out files.",
+        ("- Trained part: none — the running model's weights, recalibrated (Platt) on its own suggestions of "
+         "the round's held-out files, because the round's challenger was kept."
+         if verdict.get("outcome") == "recalibrated" else
+         f"- Trained part: {report.get('trained', 'Naive CLIP heads')} (pairwise loss with rejections as negatives "
+         f"and the contrastive or listwise loss on approvals), {report.get('epochs', '?')} epochs; probability "
+         "calibrated (Platt) on its own suggestions of held-out files."),
         f"- Operating threshold: score {_num(report.get('operating_threshold'))} (probability "
         f"{verdict.get('threshold', '?')}); it runs with the model, in place of `linker.min_score`.",
         "",

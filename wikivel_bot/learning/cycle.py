@@ -3,8 +3,11 @@
 ``train --from-decisions`` runs :func:`train_challenger` on a dataset of
 ``dataset from-decisions``; the daemon's scheduled job (``learning.schedule``) builds that
 dataset and runs the same function. The challenger always stays in the models directory
-with its report (``NAME/report.json``); the registry changes only on a win (and only when
-``promote`` is asked for), and every change is audited (``registry.audit``).
+with its report (``NAME/report.json``); when ``promote`` is asked for, the registry runs it
+on a win, and otherwise runs the running model *recalibrated* on this round's decisions (same
+weights, a new entry ``recalibrated-…``): the judge compared the challenger with that
+recalibrated model, so it is what should run when the challenger loses. Every change is
+audited (``registry.audit``) and undone by ``models rollback``.
 """
 
 from __future__ import annotations
@@ -12,25 +15,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from wikivel_bot.core.timestamps import format_timestamp
 from wikivel_bot.errors import UsageError
 from wikivel_bot.learning import registry
 from wikivel_bot.learning.card import write_cards
 from wikivel_bot.learning.dataset import CARD, RECORDS
-from wikivel_bot.learning.judge import Verdict, judge
-from wikivel_bot.learning.metrics import FileScores
+from wikivel_bot.learning.contest import Rules, contest, recalibration_refused
+from wikivel_bot.learning.judge import Verdict
 from wikivel_bot.learning.records import read_records
 
 
 @dataclass(frozen=True)
 class RoundResult:
+    """A round's challenger (``name``, ``checkpoint``), its verdict, whether it now runs, its
+    report, and the running model's recalibrated entry when the challenger was kept (or None)."""
+
     name: str
     checkpoint: Path
     verdict: Verdict
     promoted: bool
     report: Dict[str, Any]
+    recalibrated: Optional[str] = None
 
 
 def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[], str], by: str,
@@ -67,44 +74,41 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
     label_set = label_set or (lambda: default_label_set(settings.linker.labels_dir))
     # Naive CLIP's heads, or the cascade's pair model (train/decisions/learners.py).
     learner = load_learner(settings.linker, settings.cascade, label_set, item_images)
-    linker, champion, running = learner.linker, learner.champion, learner.running
+    linker, running = learner.linker, learner.running
     progress(f"champion: {linker.description.version} (training its {learner.kind})")
     data = learner.encode(records, data_dir)
     counts = {s: int(data.select(s).numel()) for s in ("train", "calibration", "evaluation")}
     if min(counts.values()) == 0:
         raise UsageError(f"too few decisions to learn from (pairs with an image per split: {counts}); "
                          "review more files, then run `dataset from-decisions` again")
-    challenger = learner.fine_tune(data, learning.epochs, learning.lr, learning.seed)
-    # Each model calibrated on its own suggestions, judged at its own operating threshold on
-    # the same decided pairs (train/decisions/own_suggestions.py says why: the decided pairs are the
-    # champion's proposals, a biased sample for any other model).
+    # The contest (learning/contest.py): each model calibrated on its own suggestions (the
+    # decided pairs are the champion's proposals, a biased sample for any other model:
+    # train/decisions/own_suggestions.py), judged at its own operating threshold on the same
+    # decided pairs, each reviewer's share of them capped, and a win left to survive
+    # leaving out any one reviewer.
     top_k = settings.linker.top_k
-    platt_champion = learner.calibrate(champion, data, top_k)
-    platt_challenger = learner.calibrate(challenger, data, top_k)
-    verdict = judge(_scores(learner.judged(champion, data, platt_champion, top_k)),
-                    _scores(learner.judged(challenger, data, platt_challenger, top_k)),
-                    threshold=learning.threshold, resamples=learning.bootstrap, seed=learning.seed)
-    operating = operating_score(platt_challenger, learning.threshold)
+    rules = Rules(threshold=learning.threshold, top_k=top_k, epochs=learning.epochs, lr=learning.lr,
+                  seed=learning.seed, resamples=learning.bootstrap)
+    current = _current_calibration(running)
+    outcome = contest(learner, data, rules, current=current)
+    verdict, challenger = outcome.verdict, outcome.challenger
+    platt_challenger, platt_champion = outcome.calibration, outcome.champion_calibration
+    if platt_challenger is None:
+        progress("challenger not calibrated: its own suggestions on the calibration files are of one kind; "
+                 "the running model keeps its threshold")
+    operating = operating_score(platt_challenger, learning.threshold) if platt_challenger is not None else None
     verifier = _refit_verifier(settings, records, data_dir, label_set, item_images, progress)
+    # The evidence model learns from the same decisions, judged by the same contest (learning/evidence.py).
+    evidence, evidence_report = _learn_evidence(settings, running, records, rules, progress)
     root = Path(models_dir)
     out = registry.new_model_dir(root, "challenger-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
     now = format_timestamp()
-    extra = {"from_decisions": {"data": str(data_dir), "pairs": counts, "epochs": learning.epochs, "lr": learning.lr,
-                                "trained": learner.kind},
-             "calibration": {"method": "platt", "a": platt_challenger.a, "b": platt_challenger.b, "top_k": top_k},
-             "threshold": learning.threshold,
-             # The operating threshold is part of the model: the factory applies it as the
-             # minimum score wherever this checkpoint runs (None: the slope is not positive).
-             "operating_threshold": operating}
-    if verifier is not None and verifier.calibration is not None:
-        # Applied by the factory wherever this checkpoint runs beside that verifier.
-        extra["verifier_calibration"] = verifier.as_extra()
-    if verifier is not None and verifier.tuned is not None:
-        # The verifier's weights tuned on the decisions, a file beside the challenger: the
-        # factory runs it instead of that verifier wherever this checkpoint runs beside it.
-        extra["verifier_checkpoint"] = verifier.write_checkpoint(out)
-    path = learner.save(out / registry.MODEL, challenger, platt_challenger,
-                        running.labelset_hash if running is not None else labelset_hash(), extra)
+    labelset = running.labelset_hash if running is not None else labelset_hash()
+    base = {"data": str(data_dir), "pairs": counts, "epochs": learning.epochs, "lr": learning.lr}
+    extra = _extra({**base, "trained": learner.kind}, platt_challenger, top_k, learning.threshold, operating, verifier,
+                   out, evidence)
+    path = learner.save(out / registry.MODEL, challenger, platt_challenger if platt_challenger is not None else current,
+                        labelset, extra)
     from wikivel_bot.linker.checkpoint import file_digest
 
     card = _read_card(data_dir)
@@ -114,7 +118,8 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
         "champion_digest": running.digest if running is not None else "",
         "champion_version": linker.description.version, "trained": learner.kind, "epochs": learning.epochs,
         "operating_threshold": operating,
-        "calibration": {"champion": vars(platt_champion), "challenger": vars(platt_challenger)},
+        "calibration": {"champion": _plain(platt_champion), "challenger": _plain(platt_challenger)},
+        "reviewers": outcome.report(), "evidence_model": evidence_report,
         "data": card, "data_dir": str(data_dir), "skipped": data.skipped, "verdict": verdict.as_json(),
     }
     if verifier is not None:
@@ -123,12 +128,113 @@ def train_challenger(data_dir: Path, settings: Any, *, labelset_hash: Callable[[
     if promoted:
         report.update(promoted_at=now, promoted_by=by)
     registry.write_report(out, report)
-    _write_thresholds(out / "thresholds.json", linker.spec.name, operating, platt_challenger.a, platt_challenger.b,
-                      learning.threshold, verdict.challenger.get("precision"))
+    if platt_challenger is not None:
+        _write_thresholds(out / "thresholds.json", linker.spec.name, operating, platt_challenger.a, platt_challenger.b,
+                          learning.threshold, verdict.challenger.get("precision"))
+    recalibrated = None
     if promoted:
         registry.promote(root, out.name, by=by, reason="; ".join(verdict.reasons))
         write_cards(root, out.name, report)
-    return RoundResult(out.name, path, verdict, promoted, report)
+    elif promote:
+        why = recalibration_refused(platt_champion, data)
+        if why:
+            progress(f"running model not recalibrated: {why}; it keeps its threshold")
+        else:
+            recalibrated = _recalibrate(root, learner, platt_champion, report, base, top_k, learning.threshold, verifier,
+                                        labelset, by, evidence)
+            progress(f"running model recalibrated (same weights): {recalibrated} now runs; "
+                     "`wikivel-bot models rollback` undoes it")
+    return RoundResult(out.name, path, verdict, promoted, report, recalibrated)
+
+
+def _recalibrate(root: Path, learner: Any, platt: Any, challenger_report: Dict[str, Any], base: Dict[str, Any],
+                 top_k: int, threshold: float, verifier: Any, labelset: str, by: str, evidence: Any) -> str:
+    """The running model's weights with this round's calibration, as a new entry of the models
+    directory that runs from now on: audited as ``recalibrate``, undone by ``models rollback``.
+    Without it a kept challenger would leave the running model at a threshold fitted on older
+    decisions, while the judge compared the challenger with the recalibrated one."""
+    from wikivel_bot.linker.checkpoint import file_digest
+    from wikivel_bot.train.decisions.own_suggestions import operating_score
+
+    operating = operating_score(platt, threshold)
+    out = registry.new_model_dir(root, "recalibrated-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ"))
+    extra = _extra({**base, "trained": "calibration only (the running model's weights)"}, platt, top_k, threshold,
+                   operating, verifier, out, evidence)
+    path = learner.save(out / registry.MODEL, learner.champion, platt, labelset, extra)
+    verdict = challenger_report["verdict"]
+    why = (f"the running model recalibrated on its own suggestions of the calibration files (operating score "
+           f"{operating:.4f}, same weights); the round's challenger was kept")
+    report = {key: challenger_report[key] for key in ("linker", "champion_checkpoint", "champion_digest",
+                                                      "champion_version", "data", "data_dir", "reviewers",
+                                                      "evidence_model")}
+    report.update(created=format_timestamp(), digest=file_digest(path), trained="calibration only", epochs=0,
+                  operating_threshold=operating, calibration={"running": _plain(platt)},
+                  verdict={"outcome": "recalibrated", "reasons": [why], "threshold": threshold,
+                           "files": verdict.get("files"), "challenger": verdict.get("champion", {})})
+    report.update(promoted_at=report["created"], promoted_by=by)
+    registry.write_report(out, report)
+    _write_thresholds(out / "thresholds.json", str(report["linker"]), operating, platt.a, platt.b, threshold,
+                      verdict.get("champion", {}).get("precision"))
+    registry.promote(root, out.name, by=by, reason=why, action="recalibrate")
+    write_cards(root, out.name, report)
+    return out.name
+
+
+def _extra(trained: Dict[str, Any], platt: Any, top_k: int, threshold: float, operating: Optional[float],
+           verifier: Any, out: Path, evidence: Any = None) -> Dict[str, Any]:
+    """What a checkpoint of the round stores beside its weights (``linker.learned`` reads it)."""
+    extra: Dict[str, Any] = {
+        "from_decisions": trained,
+        "calibration": None if platt is None else {"method": "platt", "a": platt.a, "b": platt.b, "top_k": top_k},
+        "threshold": threshold,
+        # The operating threshold is part of the model: the factory applies it as the
+        # minimum score wherever this checkpoint runs (None: no usable calibration).
+        "operating_threshold": operating}
+    if verifier is not None and verifier.calibration is not None:
+        # Applied by the factory wherever this checkpoint runs beside that verifier.
+        extra["verifier_calibration"] = verifier.as_extra()
+    if verifier is not None and verifier.tuned is not None:
+        # The verifier's weights tuned on the decisions, a file beside the checkpoint: the
+        # factory runs it instead of that verifier wherever this checkpoint runs beside it.
+        extra["verifier_checkpoint"] = verifier.write_checkpoint(out)
+    if evidence is not None:
+        # The evidence model that runs with this checkpoint (won this round, or carried over
+        # from the running one), a file beside it: linker.learned.learned_evidence_model.
+        from wikivel_bot.learning.evidence import save_evidence_model
+
+        extra["evidence_model"] = save_evidence_model(evidence, out)
+    return extra
+
+
+def _learn_evidence(settings: Any, running: Any, records: List[Any], rules: Any,
+                    progress: Callable[[str], None]) -> Tuple[Any, Dict[str, Any]]:
+    """(the evidence model to carry in this round's checkpoints, or None; the report). The
+    model fitted on the decisions when it wins its contest; else the learned one that runs now
+    (never the configured ``linker.evidence_model``: the factory loads that one by itself)."""
+    from wikivel_bot.learning.evidence import learn_evidence_model, running_evidence_model
+
+    current = running_evidence_model(settings.linker.evidence_model, running)
+    outcome, report = learn_evidence_model(records, current, rules)
+    if outcome.verdict.promote:
+        progress("evidence model learned from the decisions: " + "; ".join(outcome.verdict.reasons))
+        return outcome.challenger, report
+    progress("evidence model not learned: " + "; ".join(outcome.verdict.reasons))
+    return (current if current is not None and not settings.linker.evidence_model else None), report
+
+
+def _current_calibration(running: Any) -> Any:
+    """The running checkpoint's own Platt map as it runs now (None: an uncalibrated linker)."""
+    extra = getattr(running, "extra", None) if running is not None else None
+    doc = extra.get("calibration") if isinstance(extra, dict) else None
+    if not isinstance(doc, dict) or doc.get("method") != "platt":
+        return None
+    from wikivel_bot.train.decisions.heads import Platt
+
+    return Platt(float(doc["a"]), float(doc["b"]))
+
+
+def _plain(platt: Any) -> Optional[Dict[str, float]]:
+    return None if platt is None else {"a": platt.a, "b": platt.b}
 
 
 def _refit_verifier(settings: Any, records: List[Any], data_dir: Path, label_set: Optional[Callable[[], Any]],
@@ -147,10 +253,6 @@ def _refit_verifier(settings: Any, records: List[Any], data_dir: Path, label_set
                            epochs=learning.epochs, lr=learning.lr, seed=learning.seed)
     progress(refit.summary())
     return refit
-
-
-def _scores(rows: List[Any]) -> List[FileScores]:
-    return [FileScores(page, tuple(ps), tuple(ys), tuple(ss)) for page, ps, ys, ss in sorted(rows, key=lambda r: r[0])]
 
 
 def _read_card(data_dir: Path) -> Dict[str, Any]:

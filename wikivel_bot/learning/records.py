@@ -15,7 +15,8 @@ Which decisions count, and why:
   ``reviewer_cap`` decisions (the newest), so one prolific reviewer cannot define the model.
 
 A record holds the file (title, upload time, thumbnail URL, image path once fetched, text),
-the candidates it was shown with (score, rank, label, description, evidence), its positives
+the candidates it was shown with (score, rank, label, description, evidence, and the values the
+evidence model is served: ``served``), its positives
 (approved items; ``prominent`` the subset approved as prominent) and its hard negatives (the
 rejected items), and who decided each.
 """
@@ -191,12 +192,20 @@ def read_records(path: Path) -> List[Record]:
     return records
 
 
+# What the linker stored of each candidate for the evidence model (``evidence_model.served_features``):
+# kept in the record so a round can fit that model on exactly the values it is served.
+SERVED = ("visual_score", "best_visual_score", "image_rank", "in_label_set")
+
+
 def _shown_entry(candidate: Mapping[str, Any]) -> Dict[str, Any]:
     evidence = candidate.get("evidence") or {}
-    return {"qid": candidate["qid"], "score": candidate.get("score"), "rank": candidate.get("rank"),
-            "label": str(evidence.get("label", "")), "description": str(evidence.get("description", "")),
-            "linker_version": candidate.get("linker_version", ""),
-            "evidence": [dict(s) for s in evidence.get("sources", ()) if isinstance(s, Mapping)]}
+    entry = {"qid": candidate["qid"], "score": candidate.get("score"), "rank": candidate.get("rank"),
+             "label": str(evidence.get("label", "")), "description": str(evidence.get("description", "")),
+             "linker_version": candidate.get("linker_version", ""),
+             "evidence": [dict(s) for s in evidence.get("sources", ()) if isinstance(s, Mapping)]}
+    if all(evidence.get(key) is not None for key in SERVED[:2]):
+        entry["served"] = {key: evidence.get(key) for key in SERVED}
+    return entry
 
 
 def _iso(value: Optional[datetime]) -> str:

@@ -3,7 +3,7 @@
 Layout (``learning.models_dir``)::
 
     registry.json          {"running": "NAME" or null, "previous": [...older running names]}
-    audit.jsonl            one line per promotion or rollback: when, who, from, to, why
+    audit.jsonl            one line per promotion, recalibration or rollback: when, who, from, to, why
     NAME/model.pt          the checkpoint (a linker head checkpoint)
     NAME/report.json       its judgement: metrics of champion and challenger, the verdict
 
@@ -178,9 +178,12 @@ def write_report(model_dir: Path, report: Mapping[str, Any]) -> Path:
     return _write_json(model_dir / REPORT, report)
 
 
-def promote(models_dir: str | Path, name: str, *, by: str, reason: str = "") -> Optional[str]:
+def promote(models_dir: str | Path, name: str, *, by: str, reason: str = "", action: str = "promote") -> Optional[str]:
     """Make NAME the running checkpoint; returns the one it replaced. Audited.
 
+    :param action: the audit line's action: ``promote``, or ``recalibrate`` for the running
+        model's weights recalibrated by a learning round (``learning.cycle``); both are undone
+        by :func:`rollback` alike.
     :raises UsageError: no such checkpoint.
     """
     root = Path(models_dir)
@@ -193,7 +196,7 @@ def promote(models_dir: str | Path, name: str, *, by: str, reason: str = "") -> 
     if before:
         previous.append(before)
     _write_json(root / REGISTRY, {"running": name, "previous": previous})
-    audit(root, "promote", by=by, before=before, after=name, reason=reason)
+    audit(root, action, by=by, before=before, after=name, reason=reason)
     return before
 
 

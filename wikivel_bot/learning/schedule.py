@@ -5,7 +5,8 @@ promotion only if it wins.
 A promoted checkpoint runs from the daemon's next link batch (``daemon.promotions``: the linker
 is rebuilt when the registry changes, no restart) and at once in ``suggest`` and ``link``,
 which read the registry when they start. The round's event line names what runs
-(``runs=NAME``; ``runs=unchanged`` when it kept the champion).
+(``runs=NAME``: the promoted challenger, or the running model recalibrated when the challenger
+was kept, ``recalibrated=NAME``; ``runs=unchanged`` when neither happened).
 """
 
 from __future__ import annotations
@@ -61,5 +62,6 @@ def learning_round(settings: Any, store: Any, *, fetch: Optional[Callable[[str],
                               progress=lambda _: None, item_images=item_image_source(settings))
     event("learning", "promoted" if result.promoted else "kept", challenger=result.name,
           files=len(built.records), reasons="; ".join(result.verdict.reasons),
-          runs=result.name if result.promoted else "unchanged")
+          runs=result.name if result.promoted else (result.recalibrated or "unchanged"),
+          recalibrated=result.recalibrated or "no")
     return result

@@ -15,11 +15,13 @@
 3. after the ranking rules (``core.ranking``: a present or more specific item wins, an
    evidence item replaces a more general image candidate, safety on evidence), each
    candidate's ``evidence`` gets ``sources`` (``Evidence.as_dict``), ``evidence_kind`` (the
-   report bucket), ``visual_score``, ``in_label_set`` and ``image_rank`` (its rank in the
-   image's top-k, None when the image alone did not propose it);
+   report bucket), ``visual_score``, ``best_visual_score`` (the best over the candidate set
+   *before* the rules), ``in_label_set`` and ``image_rank`` (its rank in the image's top-k,
+   None when the image alone did not propose it);
 4. with an evidence model (``linker.evidence_model``, :mod:`~wikivel_bot.linker.evidence_model`),
    ``probability`` is its calibrated probability from :func:`~wikivel_bot.linker.evidence_model
-   .candidate_features`, and the file's candidates are ranked by it; without one,
+   .served_features` of that stored evidence (the function the training records use), and
+   the file's candidates are ranked by it; without one,
    probabilities are what the linker gave (a verifier's, the cascade's) and the order is by score.
 
 The cascade's ``score_items`` runs its pair model over the evidence items, so they get the
@@ -37,7 +39,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from wikivel_bot.core.evidence import Evidence, category_label_evidence, evidence_for, kind_bucket
 from wikivel_bot.core.labelset import LabelSetView
 from wikivel_bot.linker.base import Query
-from wikivel_bot.linker.evidence_model import EvidenceModel, candidate_features
+from wikivel_bot.linker.evidence_model import EvidenceModel, served_features
 from wikivel_bot.types import Candidate, MediaFile
 
 
@@ -128,14 +130,14 @@ def annotate(candidates: Sequence[Candidate], found: FileCandidates, model: Opti
             "sources": [ev.as_dict() for ev in sources],
             "evidence_kind": kind_bucket(sources),
             "visual_score": round(visual, 6),
+            # Stored, so the training records read the very best the probability used.
+            "best_visual_score": round(best, 6),
             "in_label_set": c.qid not in found.outside,
             "image_rank": found.image_ranks.get(c.qid),
         })
         probability = c.probability
         if model is not None:
-            features = candidate_features(visual, best, found.image_ranks.get(c.qid), [ev.kind for ev in sources],
-                                          c.qid not in found.outside)
-            probability = round(model.probability(features), 4)
+            probability = round(model.probability(served_features(evidence)), 4)
             evidence["probability"] = probability
             evidence["evidence_model"] = model.version[:12]
         out.append(replace(c, probability=probability, evidence=evidence))

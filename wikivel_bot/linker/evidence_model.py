@@ -5,7 +5,8 @@ category, a description link, an identifier: ``core.evidence``), or from both. E
 strong but not always right — "Category:Photographs by X" names the photographer, not what
 the picture shows — so the image must be able to overrule it. This is a small logistic
 regression over per-candidate features (:data:`FEATURES`, built by the one function
-:func:`candidate_features`, which the linker calls too):
+:func:`candidate_features`; a linked candidate's through :func:`served_features`, which the
+linker and the training records both call, so what is served is what was fitted):
 
 * the visual score, its gap to the best visual score of the file, the image rank (as 1/rank)
   and whether the image's top-K held the item at all;
@@ -88,6 +89,31 @@ def candidate_features(visual_score: float, best_visual_score: float, image_rank
         1.0 if in_label_set else 0.0,
         gap if present else 0.0,
     ]
+
+
+def served_features(evidence: Mapping[str, Any]) -> List[float]:
+    """The features of a candidate from what the linker stored in its ``Candidate.evidence``.
+
+    The one place that turns a linked candidate into features, for serving and for training:
+    the linker (``evidence_link.annotate``) stores ``visual_score``, ``best_visual_score``
+    (the best over the file's candidate set *before* the ranking rules: the image's top-K and
+    every evidence item), ``image_rank``, ``sources`` and ``in_label_set``, then takes the
+    probability of these features; the training records (``train.evidence.fit
+    .evidence_records``) read the same stored values. Reading the best score again from the
+    candidates kept *after* the rules made the two disagree (a dropped best moves the gap).
+
+    :param evidence: a candidate's ``evidence`` mapping; ``sources`` holds ``Evidence.as_dict()``
+        documents or :class:`~wikivel_bot.core.evidence.Evidence` values.
+    :raises ValueError: ``visual_score`` or ``best_visual_score`` missing (linked before the
+        linker stored them: link again), or what :func:`candidate_features` refuses.
+    """
+    for key in ("visual_score", "best_visual_score"):
+        if evidence.get(key) is None:
+            raise ValueError(f"the candidate's evidence has no {key!r} (link it again to store it)")
+    kinds = [s.kind if hasattr(s, "kind") else str(s["kind"]) for s in evidence.get("sources") or ()]
+    rank = evidence.get("image_rank")
+    return candidate_features(float(evidence["visual_score"]), float(evidence["best_visual_score"]),
+                              None if rank is None else int(rank), kinds, bool(evidence.get("in_label_set", True)))
 
 
 def feature_bucket(features: Sequence[float]) -> str:

@@ -213,8 +213,9 @@ def build_ready_linker(
     """
     from wikivel_bot.learning.registry import with_running_model
     from wikivel_bot.linker.cascade.verifier import VerifiedLinker, load_verifier
-    from wikivel_bot.linker.learned import (LearnedProbability, learned_calibration, learned_verifier_calibration,
-                                            learned_verifier_checkpoint, operating_threshold)
+    from wikivel_bot.linker.learned import (LearnedProbability, learned_calibration, learned_evidence_model,
+                                            learned_verifier_calibration, learned_verifier_checkpoint,
+                                            operating_threshold)
     from wikivel_bot.linker.link import rules_from_settings
 
     settings = with_running_model(settings, given)
@@ -249,10 +250,12 @@ def build_ready_linker(
     if operating is not None:
         rules = replace(rules, min_score=operating)
     model = None
-    if settings.linker.evidence_model:
+    # The configured evidence model, else the one a checkpoint learned from decisions carries.
+    evidence_path = settings.linker.evidence_model or learned_evidence_model(inner)
+    if evidence_path:
         from wikivel_bot.linker.evidence_model import load
 
-        model = load(Path(settings.linker.evidence_model))
+        model = load(Path(evidence_path))
     if not settings.evidence.enabled:
         evidence = None
     label_match = evidence is not None and settings.evidence.category_label_match

@@ -101,6 +101,25 @@ def learned_verifier_checkpoint(linker: Linker, verifier_digest: str) -> Optiona
     return path
 
 
+def learned_evidence_model(linker: Linker) -> Optional[Path]:
+    """The evidence model a checkpoint learned from decisions carries beside itself
+    (``learning.evidence``: fitted on the reviewers' decisions and judged), or None.
+
+    :raises LinkerError: the record is damaged or the file is missing (one line).
+    """
+    doc = _extra(linker).get("evidence_model")
+    if doc is None:
+        return None
+    checkpoint = getattr(getattr(linker, "inner", linker), "checkpoint")
+    name = doc.get("path") if isinstance(doc, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise LinkerError("the learned checkpoint's evidence_model does not name a file")
+    path = Path(checkpoint.path).parent / name
+    if not path.is_file():
+        raise LinkerError(f"the evidence model learned with this checkpoint is missing: {path}")
+    return path
+
+
 class LearnedProbability(LinkerWrapper):
     """The learned linker, whose suggestions carry ``sigmoid(a · cosine + b)``.
 

@@ -13,7 +13,7 @@ the ``train`` files of the decision records with
   is (the model ranked it high enough to be shown).
 
 Then the cosine is calibrated into a match probability on the held-out ``calibration`` files
-(Platt: ``sigmoid(a · cos + b)``); the judge compares probabilities at one threshold.
+(Platt: ``sigmoid(a · cos + b)``, :func:`fit_probability`); the judge compares at one threshold.
 
 Embeddings come from :func:`encode_records` (the backbone of the running linker) or, in the
 simulation, straight from synthetic data: everything below it works on tensors.
@@ -22,10 +22,11 @@ simulation, straight from synthetic data: everything below it works on tensors.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -43,6 +44,9 @@ class DecisionTensors:
     :param pair_file, pair_item: row of each decided pair in ``files`` / ``items``.
     :param label: 1.0 approved, 0.0 rejected.
     :param split: per pair, ``train``, ``calibration`` or ``evaluation`` (its file's split).
+    :param reviewer: per pair, who decided it (empty: not known); the round caps each
+        reviewer's share of the evaluation and checks that a promotion survives leaving any
+        one reviewer out (``learning.reviewers``).
     """
 
     files: torch.Tensor
@@ -54,10 +58,23 @@ class DecisionTensors:
     label: torch.Tensor
     split: List[str]
     skipped: Dict[str, int] = field(default_factory=dict)
+    reviewer: List[str] = field(default_factory=list)
 
     def select(self, name: str) -> torch.Tensor:
         """Indices of the pairs of one split."""
         return torch.tensor([i for i, s in enumerate(self.split) if s == name], dtype=torch.long)
+
+    def reviewers(self) -> List[str]:
+        """Who decided each pair (empty names when the records did not say)."""
+        return list(self.reviewer) if len(self.reviewer) == len(self.split) else [""] * len(self.split)
+
+    def keep(self, mask: Sequence[bool]) -> "DecisionTensors":
+        """The same files and items with only the pairs ``mask`` keeps (a subclass stays itself)."""
+        at = torch.tensor([i for i, k in enumerate(mask) if k], dtype=torch.long)
+        who = self.reviewers()
+        return dataclasses.replace(self, pair_file=self.pair_file[at], pair_item=self.pair_item[at],
+                                   label=self.label[at], split=[self.split[i] for i in at.tolist()],
+                                   reviewer=[who[i] for i in at.tolist()])
 
 
 @dataclass(frozen=True)
@@ -143,49 +160,23 @@ def _contrastive(heads: Any, data: DecisionTensors, pos: torch.Tensor, positives
     return batch_loss("contrastive", q, e, targets, items, logit_scale=logit_scale)
 
 
-def fit_platt(cosines: torch.Tensor, labels: torch.Tensor, steps: int = 200) -> Platt:
-    """Platt scaling by Newton's method on the logistic loss (with a little ridge so a
-    perfectly separated held-out set still gives finite numbers)."""
-    x = cosines.double().cpu().numpy()
-    y = labels.double().cpu().numpy()
-    if x.size == 0 or y.min() == y.max():
-        # One class only: no slope to fit; the base rate is the best probability there is.
-        rate = float(np.clip(y.mean() if y.size else 0.5, 1e-3, 1 - 1e-3))
-        return Platt(0.0, float(np.log(rate / (1 - rate))))
-    w = np.array([1.0, 0.0])
-    design = np.stack([x, np.ones_like(x)], axis=1)
-    ridge = np.diag([1e-3, 1e-6])
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-(design @ w)))
-        grad = design.T @ (p - y) + ridge @ w
-        hess = design.T @ (design * (p * (1 - p))[:, None]) + ridge
-        delta = np.linalg.solve(hess, grad)
-        w = w - delta
-        if np.abs(delta).max() < 1e-9:
-            break
-    return Platt(float(w[0]), float(w[1]))
+def fit_probability(scores: torch.Tensor, labels: torch.Tensor) -> Optional[Platt]:
+    """Platt's map of ``scores`` fitted on held-out decisions with the package's one Platt fit
+    (``core.verification.fit_calibration``: Newton on the log-loss with Platt's smoothed
+    targets, finite on the small, separated sets of early rounds).
 
+    :returns: None when the decisions are all of one kind (or there are none): there is no
+        slope to fit, so the caller keeps the threshold it had and says so.
+    """
+    from wikivel_bot.core.verification import fit_calibration
+    from wikivel_bot.errors import UsageError
 
-def split_probabilities(heads: torch.nn.Module, data: DecisionTensors, platt: Platt,
-                        split: str) -> List[Tuple[int, List[float], List[bool]]]:
-    """Per file of one split: (page id, probabilities, labels) of its decided pairs."""
-    index = data.select(split)
-    if index.numel() == 0:
-        return []
-    probs = platt(pair_cosines(heads, data, index)).tolist()
-    grouped: Dict[int, Tuple[List[float], List[bool]]] = {}
-    for i, p in zip(index.tolist(), probs):
-        page = data.page_ids[int(data.pair_file[i])]
-        grouped.setdefault(page, ([], []))
-        grouped[page][0].append(float(p))
-        grouped[page][1].append(bool(data.label[i] > 0.5))
-    return [(page, ps, ys) for page, (ps, ys) in grouped.items()]
-
-
-def calibrate(heads: torch.nn.Module, data: DecisionTensors) -> Platt:
-    """Platt on the held-out ``calibration`` pairs."""
-    index = data.select("calibration")
-    return fit_platt(pair_cosines(heads, data, index), data.label[index])
+    try:
+        fitted = fit_calibration(scores.double().flatten().tolist(), [bool(y > 0.5) for y in labels.flatten().tolist()],
+                                 "platt")
+    except UsageError:
+        return None
+    return Platt(fitted.a, fitted.b)
 
 
 # -- the real path: records + images through the running linker's backbone -----------------
@@ -246,15 +237,16 @@ def encode_records(records: Sequence[Any], images_dir: Path, backbone: Any, item
     with torch.no_grad():
         items = encode_texts(backbone, [texts[q] for q in qids]).float().cpu() if qids else torch.zeros(
             (0, backbone.embed_dim))
-    pair_file, pair_item, label, split = [], [], [], []
+    pair_file, pair_item, label, split, reviewer = [], [], [], [], []
     for row, record in enumerate(kept):
         for qid, y in [(q, 1.0) for q in record.positives] + [(q, 0.0) for q in record.negatives]:
             pair_file.append(row)
             pair_item.append(position[qid])
             label.append(y)
             split.append(record.split)
+            reviewer.append(str(record.reviewers.get(qid, "")))
     return DecisionTensors(files, items, page_ids, qids, torch.tensor(pair_file, dtype=torch.long),
-                           torch.tensor(pair_item, dtype=torch.long), torch.tensor(label), split, skipped)
+                           torch.tensor(pair_item, dtype=torch.long), torch.tensor(label), split, skipped, reviewer)
 
 
 def save_challenger(path: Path, linker: Any, heads: torch.nn.Module, labelset_hash: str,

@@ -43,7 +43,7 @@ class HeadsLearner:
 
         return fine_tune(self.champion, data, FineTuneConfig(epochs=epochs, lr=lr, seed=seed))
 
-    def calibrate(self, model: Any, data: Any, top_k: int) -> Platt:
+    def calibrate(self, model: Any, data: Any, top_k: int) -> Optional[Platt]:
         from wikivel_bot.train.decisions.own_suggestions import calibrate_own
 
         return calibrate_own(model, data, top_k)
@@ -53,7 +53,7 @@ class HeadsLearner:
 
         return judged_files(model, data, platt, top_k)
 
-    def save(self, path: Path, model: Any, platt: Platt, labelset_hash: str, extra: Dict[str, Any]) -> Path:
+    def save(self, path: Path, model: Any, platt: Optional[Platt], labelset_hash: str, extra: Dict[str, Any]) -> Path:
         from wikivel_bot.train.decisions.heads import save_challenger
 
         return save_challenger(path, self.linker, model, labelset_hash, extra)
@@ -85,7 +85,7 @@ class PairLearner:
                                  data.item_image[data.item_image_present])
         return fine_tune_pair(start, data, PairTuneConfig(epochs=epochs, lr=lr, seed=seed))
 
-    def calibrate(self, model: Any, data: Any, top_k: int) -> Platt:
+    def calibrate(self, model: Any, data: Any, top_k: int) -> Optional[Platt]:
         from wikivel_bot.train.decisions.pair import calibrate_own_pair
 
         return calibrate_own_pair(model, data, top_k)
@@ -95,9 +95,10 @@ class PairLearner:
 
         return judged_pair_files(model, data, platt, top_k)
 
-    def save(self, path: Path, model: Any, platt: Platt, labelset_hash: str, extra: Dict[str, Any]) -> Path:
+    def save(self, path: Path, model: Any, platt: Optional[Platt], labelset_hash: str, extra: Dict[str, Any]) -> Path:
         """A cascade checkpoint: the running one's first stage and settings, the new pair
-        weights, and as the verifier's calibration the same Platt map (on ``z``)."""
+        weights, and as the verifier's calibration the same Platt map (on ``z``); None: the
+        calibration files gave no map, and the running checkpoint's stays (none when none runs)."""
         from wikivel_bot.core.verification import Calibration
         from wikivel_bot.linker.cascade.checkpoint import save_cascade_checkpoint
         from wikivel_bot.linker.cascade.pair import pair_args
@@ -107,7 +108,11 @@ class PairLearner:
         running, cascade = self.running, self.linker.cascade
         first_doc = running.first_stage if running is not None else None
         first_name = running.first_stage_linker if running is not None else cascade.first_stage
-        calibration = Calibration.from_dict(score_calibration(platt, float(model.first_weight.detach())))
+        calibration: Optional[Calibration] = None
+        if platt is not None:
+            calibration = Calibration.from_dict(score_calibration(platt, float(model.first_weight.detach())))
+        else:
+            calibration = running.calibration if running is not None else None
         return save_cascade_checkpoint(
             path, spec=running.spec if running is not None else self.linker.spec.as_dict(),
             pair=model, pair_args=running.pair_args if running is not None else pair_args(self.linker.spec.head),

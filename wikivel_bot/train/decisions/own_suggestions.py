@@ -36,7 +36,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 import torch.nn.functional as F
 
-from wikivel_bot.train.decisions.heads import DecisionTensors, Platt, fit_platt
+from wikivel_bot.train.decisions.heads import DecisionTensors, Platt, fit_probability
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,11 @@ def own_suggestions(heads: Any, data: DecisionTensors, split: str, top_k: int) -
                           [sum(decided[r].values()) for r in rows])
 
 
-def calibrate_own(heads: Any, data: DecisionTensors, top_k: int) -> Platt:
-    """Platt on the model's own suggestions of the ``calibration`` files."""
+def calibrate_own(heads: Any, data: DecisionTensors, top_k: int) -> Optional[Platt]:
+    """Platt on the model's own suggestions of the ``calibration`` files; None when they are
+    all of one kind (``heads.fit_probability``: the model keeps the threshold it had)."""
     x, y = own_suggestions(heads, data, "calibration", top_k).flat()
-    return fit_platt(x, y)
+    return fit_probability(x, y)
 
 
 def operating_score(platt: Platt, probability: float) -> Optional[float]:

@@ -31,12 +31,12 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
 
-from wikivel_bot.train.decisions.heads import DecisionTensors, Platt, fit_platt
+from wikivel_bot.train.decisions.heads import DecisionTensors, Platt, fit_probability
 from wikivel_bot.train.decisions.own_suggestions import OwnSuggestions
 
 # Files read through the backbone at a time (decoded thumbnails are the memory).
@@ -181,10 +181,11 @@ def own_pair_suggestions(pair: Any, data: PairDecisions, split: str, top_k: int)
                           [sum(y > 0.5 for _, y in lists[r]) for r in rows])
 
 
-def calibrate_own_pair(pair: Any, data: PairDecisions, top_k: int) -> Platt:
-    """Platt (on the score) fitted on the model's own suggestions of the ``calibration`` files."""
+def calibrate_own_pair(pair: Any, data: PairDecisions, top_k: int) -> Optional[Platt]:
+    """Platt (on the score) fitted on the model's own suggestions of the ``calibration`` files;
+    None when they are all of one kind (``heads.fit_probability``: the old threshold stays)."""
     x, y = own_pair_suggestions(pair, data, "calibration", top_k).flat()
-    return fit_platt(x, y)
+    return fit_probability(x, y)
 
 
 def judged_pair_files(pair: Any, data: PairDecisions, platt: Platt, top_k: int,
@@ -276,17 +277,18 @@ def encode_pair_records(records: Sequence[Any], images_dir: Path, linker: Any) -
     else:
         item_text = item_image = first_items = torch.zeros((0, dim))
         image_present = torch.zeros(0, dtype=torch.bool)
-    pair_file, pair_item, label, split = [], [], [], []
+    pair_file, pair_item, label, split, reviewer = [], [], [], [], []
     for row, (record, found) in enumerate(kept):
         for p, y in found:
             pair_file.append(row)
             pair_item.append(where[p])
             label.append(y)
             split.append(record.split)
+            reviewer.append(str(record.reviewers.get(label_set.qids[p], "")))
     return PairDecisions(
         files=image_t, items=item_text.float(), page_ids=[r.page_id for r, _ in kept],
         qids=[label_set.qids[p] for p in positions], pair_file=torch.tensor(pair_file, dtype=torch.long),
         pair_item=torch.tensor(pair_item, dtype=torch.long), label=torch.tensor(label), split=split,
-        skipped=skipped, text=text_t, present=present_t.bool(), first_query=first_t,
+        skipped=skipped, reviewer=reviewer, text=text_t, present=present_t.bool(), first_query=first_t,
         item_image=item_image.float(), item_image_present=image_present.bool(), first_items=first_items.float(),
         candidates=int(linker.cascade.candidates))

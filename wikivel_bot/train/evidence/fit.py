@@ -14,7 +14,8 @@ fitted checkpoint keeps it.
 Records come from:
 
 * a linking run, candidate by candidate: :func:`evidence_records` reads what the linker puts in
-  ``Candidate.evidence`` (``visual_score``, ``sources``, ``in_label_set`` and ``image_rank``);
+  ``Candidate.evidence`` (``visual_score``, ``best_visual_score``, ``sources``, ``in_label_set``
+  and ``image_rank``) — the values the served probability was computed from;
 * any per-item image scores of a file and its evidence: :func:`records_from_scores` makes the
   candidate set as the linker does (the image's top-K over the label set, plus every evidence
   item) — the synthetic evidence dataset with simulated scores uses it
@@ -100,27 +101,28 @@ def evidence_records(file: Union[int, str], candidates: Sequence[Candidate],
                      depicted: Collection[str]) -> List[CandidateRecord]:
     """The records of one linked file, from its candidates as the linker made them.
 
-    For linking runs with known answers (H1's link integration feeds these): each candidate's
-    ``evidence`` must hold ``visual_score`` (the image score of the item), and may hold
-    ``sources`` (``Evidence.as_dict()`` list; none: image only), ``in_label_set`` (default
-    true) and ``image_rank`` (absent or null: the image's top-K did not hold the item).
+    Each record holds exactly what the linker stored in ``Candidate.evidence`` and computed the
+    served probability from (``evidence_model.served_features``): ``visual_score``,
+    ``best_visual_score`` (the best over the file's candidate set *before* the ranking rules —
+    not re-taken over the candidates kept after them, which would fit the model on features
+    it is never served), ``sources``, ``in_label_set`` and ``image_rank``.
 
     :param file: the file's page id (the held-out part is split by file).
-    :param candidates: every candidate the linker scored for the file, before any threshold.
+    :param candidates: every candidate the linker kept for the file, before any threshold.
     :param depicted: the items the file depicts (the answers).
-    :raises ValueError: a candidate without a visual score (the message names it).
+    :raises ValueError: a candidate without a stored visual score or best visual score (the
+        message names it: it was linked before they were stored; link it again).
     """
-    scores = []
-    for candidate in candidates:
-        if "visual_score" not in candidate.evidence:
-            raise ValueError(f"candidate {candidate.qid} of file {file} has no evidence['visual_score']")
-        scores.append(float(candidate.evidence["visual_score"]))
-    best = max(scores, default=0.0)
     out = []
-    for candidate, score in zip(candidates, scores):
+    for candidate in candidates:
         evidence = candidate.evidence
+        try:
+            evidence_model.served_features(evidence)
+        except ValueError as exc:
+            raise ValueError(f"candidate {candidate.qid} of file {file}: {exc}") from None
         rank = evidence.get("image_rank")
-        out.append(CandidateRecord(file=str(file), qid=candidate.qid, visual_score=score, best_visual_score=best,
+        out.append(CandidateRecord(file=str(file), qid=candidate.qid, visual_score=float(evidence["visual_score"]),
+                                   best_visual_score=float(evidence["best_visual_score"]),
                                    image_rank=int(rank) if rank is not None else None,
                                    kinds=_kinds(evidence.get("sources") or ()),
                                    in_label_set=bool(evidence.get("in_label_set", True)),

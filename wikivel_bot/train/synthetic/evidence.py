@@ -11,6 +11,9 @@ what it depicts. On top, each file independently gains evidence as a resolver wo
 * ``misleading`` — a category linked to a leaf the file does *not* depict (another leaf,
   drawn uniformly): ``Category:Photographs by Blue square`` → blue square, as
   "Photographs by X" names the photographer;
+* the error knobs of ``evidence_errors`` (all 0 by default; ``HARD_SHARES`` sets them):
+  every kind wrong at its own rate, the photographer linked too, look-alike wrong leaves,
+  item-dependent presence and reliability;
 * ``outside_label_set`` — the share of leaf items held out of the label set: their files keep
   them as depicted (``source_items``) but the label set maps them to their colour and shape
   classes, so an image-only linker cannot name them; only evidence can.
@@ -50,6 +53,7 @@ from wikivel_bot.core.evidence import (
 )
 from wikivel_bot.errors import UsageError
 from wikivel_bot.train.evidence.fit import CandidateRecord, records_from_scores
+from wikivel_bot.train.synthetic.evidence_errors import ERROR_SHARES, ErrorDraws, present
 from wikivel_bot.train.synthetic.shapes import (
     COLOURS,
     ROOT_COLOUR,
@@ -90,14 +94,16 @@ def leaf_of(qid: str) -> Optional[Tuple[int, int]]:
 
 
 def check_shares(shares: Optional[Mapping[str, float]]) -> Dict[str, float]:
-    """:data:`DEFAULT_SHARES` with ``shares`` applied.
+    """:data:`DEFAULT_SHARES` with ``shares`` applied (the error knobs of ``evidence_errors``
+    appear only when given, so the default set's card is as before).
 
     :raises UsageError: an unknown name or a share outside [0, 1] (named).
     """
     out = dict(DEFAULT_SHARES)
+    known = (*DEFAULT_SHARES, *ERROR_SHARES)
     for name, value in (shares or {}).items():
-        if name not in DEFAULT_SHARES:
-            raise UsageError(f"unknown evidence share {name!r} (known: {', '.join(DEFAULT_SHARES)})")
+        if name not in known:
+            raise UsageError(f"unknown evidence share {name!r} (known: {', '.join(known)})")
         if not 0.0 <= float(value) <= 1.0:
             raise UsageError(f"evidence share {name} must be between 0 and 1, not {value}")
         out[name] = float(value)
@@ -113,6 +119,7 @@ class EvidencePlan:
     sources: Dict[int, Tuple[Evidence, ...]]
     categories: Dict[int, Tuple[str, ...]]
     words: Dict[int, str]
+    shares: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
 def plan_evidence(files: Sequence[SyntheticFile], seed: int, shares: Mapping[str, float]) -> EvidencePlan:
@@ -123,57 +130,81 @@ def plan_evidence(files: Sequence[SyntheticFile], seed: int, shares: Mapping[str
     sources: Dict[int, Tuple[Evidence, ...]] = {}
     categories: Dict[int, Tuple[str, ...]] = {}
     words: Dict[int, str] = {}
+    errors = ErrorDraws(seed, shares, LEAVES)
     for f in files:
         # Every draw is made for every file, so one share's value does not move the others'.
         draws = rng.random(5)
         other = LEAVES[int(rng.integers(len(LEAVES) - 1))]
         if other == (f.colour, f.shape):
             other = LEAVES[-1]  # the one leaf the draw above left out
-        qid, label = leaf_qid(f.colour, f.shape), leaf_label(f.colour, f.shape)
+        wrong = errors.draw((f.colour, f.shape), other) if errors.active else None
+        other = wrong.other if wrong is not None else other
+        right = (leaf_qid(f.colour, f.shape), leaf_label(f.colour, f.shape))
+        mistaken = (leaf_qid(*other), leaf_label(*other))
+
+        def named(kind: str) -> Tuple[str, str]:
+            return mistaken if wrong is not None and kind in wrong.wrong else right
+
         found: List[Evidence] = []
         names: List[str] = []
         text = ""
-        if draws[0] < shares["category"]:
+        if draws[0] < present(shares["category"], wrong):
+            qid, label = named("category")
             names.append(f"{label.capitalize()} shapes")
             found.append(Evidence(KIND_CATEGORY, f"Category:{names[-1]}", qid))
-        if draws[1] < shares["category_label"]:
+        if draws[1] < present(shares["category_label"], wrong):
+            qid, label = named("category_label")
             names.append(label.capitalize())
             found.append(Evidence(KIND_CATEGORY_LABEL, f"Category:{names[-1]}", qid))
-        if draws[2] < shares["link"]:
+        if draws[2] < present(shares["link"], wrong):
+            qid, label = named("link")
             found.append(Evidence(KIND_LINK, link_source("enwiki", label.capitalize()), qid))
             text = f" See {label}."
-        if draws[3] < shares["identifier"]:
-            found.append(Evidence(KIND_ID, f"{{{{{REGISTER}|{f.colour}-{f.shape}}}}}", qid))
+        if draws[3] < present(shares["identifier"], wrong):
+            qid, _ = named("identifier")
+            number = other if qid == mistaken[0] else (f.colour, f.shape)
+            found.append(Evidence(KIND_ID, f"{{{{{REGISTER}|{number[0]}-{number[1]}}}}}", qid))
         if draws[4] < shares["misleading"]:
-            names.append(f"Photographs by {leaf_label(*other).capitalize()}")
-            found.append(Evidence(KIND_CATEGORY, f"Category:{names[-1]}", leaf_qid(*other)))
+            names.append(f"Photographs by {mistaken[1].capitalize()}")
+            found.append(Evidence(KIND_CATEGORY, f"Category:{names[-1]}", mistaken[0]))
+            if wrong is not None and wrong.co_link and not any(e.kind == KIND_LINK and e.qid == mistaken[0]
+                                                                 for e in found):
+                # The photographer linked in the description too: two kinds, one error.
+                found.append(Evidence(KIND_LINK, link_source("enwiki", mistaken[1].capitalize()), mistaken[0]))
+                text += f" Photo by {mistaken[1]}."
         page_id = f.record.page_id
         sources[page_id], categories[page_id], words[page_id] = tuple(found), tuple(names), text
-    return EvidencePlan(tuple(held), sources, categories, words)
+    return EvidencePlan(tuple(held), sources, categories, words, dict(shares))
 
 
 def realised_shares(files: Sequence[SyntheticFile], plan: EvidencePlan) -> Dict[str, Any]:
     """The shares as drawn: files with each kind of evidence (and misleading evidence), the
     leaves held out, and the files depicting one."""
     counts: Counter = Counter()
+    names = {KIND_CATEGORY: "category", KIND_CATEGORY_LABEL: "category_label", KIND_LINK: "link",
+             KIND_ID: "identifier"}
     for f in files:
         truth = leaf_qid(f.colour, f.shape)
         for ev in plan.sources[f.record.page_id]:
             if ev.qid != truth:
                 counts["misleading"] += 1
+                counts[f"wrong_{names[ev.kind]}"] += 1
             else:
-                counts[{KIND_CATEGORY: "category", KIND_CATEGORY_LABEL: "category_label", KIND_LINK: "link",
-                        KIND_ID: "identifier"}[ev.kind]] += 1
+                counts[names[ev.kind]] += 1
     n = max(len(files), 1)
     out: Dict[str, Any] = {name: counts[name] / n for name in DEFAULT_SHARES if name != "outside_label_set"}
     out["outside_label_set"] = len(plan.held_out) / len(LEAVES)
     held = set(plan.held_out)
     out["files_depicting_held_out"] = sum(1 for f in files if leaf_qid(f.colour, f.shape) in held) / n
+    if any(plan_key in plan.shares for plan_key in ERROR_SHARES):
+        # Wrong evidence of each kind per file (the photographer's category and link included).
+        out.update({f"wrong_{name}": counts[f"wrong_{name}"] / n for name in names.values()})
     return out
 
 
 def make_evidence_synthetic(out_dir: Path, n_files: int = 1200, seed: int = 0, *, force: bool = False,
-                            shares: Optional[Mapping[str, float]] = None, shard_size: int = 500) -> Dict[str, Any]:
+                            shares: Optional[Mapping[str, float]] = None, shard_size: int = 500,
+                            fractions: Sequence[float] = (0.8, 0.1, 0.1)) -> Dict[str, Any]:
     """Write the dataset directory (``make_synthetic``'s layout) with the evidence files.
 
     :param out_dir: the directory (created).
@@ -181,6 +212,8 @@ def make_evidence_synthetic(out_dir: Path, n_files: int = 1200, seed: int = 0, *
     :param seed: seed of the files, the evidence and the split.
     :param force: replace an existing dataset there.
     :param shares: overrides of :data:`DEFAULT_SHARES`.
+    :param fractions: train / validation / test shares of the files (the split depends only
+        on ``seed`` and these, so sets drawn with other shares split the same files alike).
     :returns: the card (with ``"evidence"``).
     """
     from wikivel_bot.labels import label_set_from_records, write_label_set
@@ -215,6 +248,7 @@ def make_evidence_synthetic(out_dir: Path, n_files: int = 1200, seed: int = 0, *
                                             for f in files))
     (out_dir / "tiny-model.json").write_text(json.dumps(tiny_model_config(), indent=2) + "\n", encoding="utf-8")
     card = dict(write_dataset([f.record for f in files], label_set, out_dir, seed=seed, labels_path="labels",
+                              fractions=tuple(fractions),
                               sources=[{"kind": "synthetic-evidence", "files": n_files, "seed": seed, **shares}],
                               synthetic=True, force=force))
     card["evidence"] = {"shares": shares, "realised": realised_shares(files, plan), "held_out_items": list(plan.held_out),
