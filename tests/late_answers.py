@@ -13,7 +13,8 @@ fault (:meth:`~tests.testwiki.faults.Fault.release`); every other request waits 
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import time
+from typing import Any, Callable, Dict
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -23,6 +24,25 @@ from tests.testwiki.faults import Fault
 
 SHORT_READ_S = 0.5
 OTHER_READ_S = 120.0
+HANG_GUARD_S = 120  # only a guard against a hang: every wait is for an event
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pywikibot gives up after one retry and does not wait (its own backoff is not ours)."""
+    from pywikibot import config
+
+    monkeypatch.setattr(config, "max_retries", 1)
+    monkeypatch.setattr(config, "retry_wait", 0)
+    monkeypatch.setattr(config, "retry_max", 0)
+
+
+def wait_for(condition: Callable[[], Any]) -> None:
+    """Wait until the wiki's own thread made ``condition`` true (a hang guard, no timing)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not condition():
+        assert time.monotonic() < deadline, "the test wiki never got there"
+        time.sleep(0.02)
 
 
 def _params(url: str, data: Any) -> Dict[str, str]:

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from tests.late_answers import short_read_timeout_for
+from tests.late_answers import fast_retries, short_read_timeout_for  # noqa: F401 - fast_retries is a fixture
 from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     T0,
     ancestors_of,
@@ -33,15 +33,6 @@ from wikivel_bot.types import Failed
 
 BATCH = "b-20240502090000-fa17"
 
-
-@pytest.fixture
-def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pywikibot gives up after one retry and does not wait (its own backoff is not ours)."""
-    from pywikibot import config
-
-    monkeypatch.setattr(config, "max_retries", 1)
-    monkeypatch.setattr(config, "retry_wait", 0)
-    monkeypatch.setattr(config, "retry_max", 0)
 
 
 def run(queue, site, clock, **kw):

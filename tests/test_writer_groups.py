@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.late_answers import fast_retries  # noqa: F401 - fast_retries is a fixture
 from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     REVIEWER,
     ancestors_of,
@@ -225,14 +226,6 @@ def test_a_dry_run_of_a_group_writes_nothing_and_keeps_every_approval(wiki, site
                           batch_size=5, worker="real", clock=clock)
     assert real.written == 3 and wiki.write_count() == 1
 
-
-@pytest.fixture
-def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pywikibot import config
-
-    monkeypatch.setattr(config, "max_retries", 1)
-    monkeypatch.setattr(config, "retry_wait", 0)
-    monkeypatch.setattr(config, "retry_max", 0)
 
 
 def test_a_fault_between_the_re_read_and_the_edit_leaves_the_whole_group_to_retry(

@@ -10,11 +10,10 @@ removed. Here each of those ends as the last human decision says, every bot revi
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
-from tests.late_answers import short_read_timeout_for
+from tests.late_answers import fast_retries, wait_for, short_read_timeout_for  # noqa: F401 - fast_retries is a fixture
 from tests.test_writer_cli import bot_statements, child_env, db, kill_when, run_writer, start_writer  # noqa: F401
 from tests.writer_support import (  # noqa: F401 - fixtures are used by name
     REVIEWER,
@@ -42,29 +41,13 @@ from wikivel_bot.types import DecisionAction
 
 BATCH = "b-20240502090000-fa17"
 LATER = "b-20240502100000-0b0b"
-HANG_GUARD_S = 120  # only a guard against a hang: every wait below is for an event
 
-
-@pytest.fixture
-def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pywikibot gives up after one retry and does not wait (its own backoff is not ours)."""
-    from pywikibot import config
-
-    monkeypatch.setattr(config, "max_retries", 1)
-    monkeypatch.setattr(config, "retry_wait", 0)
-    monkeypatch.setattr(config, "retry_max", 0)
 
 
 def run(queue, site, clock, batch=BATCH):
     writer = StatementWriter(site, batch, ancestors_of)
     return write_approved(queue, writer, batch_size=5, worker="test", clock=clock, max_attempts=5)
 
-
-def wait_for(condition) -> None:
-    deadline = time.monotonic() + HANG_GUARD_S
-    while not condition():
-        assert time.monotonic() < deadline, "the test wiki never got there"
-        time.sleep(0.02)
 
 
 def timed_out_write(wiki, site, queue, clock, monkeypatch):
