@@ -203,12 +203,20 @@ def write_approved(store: WriteQueue, writer: StatementWriter, *, batch_size: in
                        lease_renewal_s, deferred)
     finally:
         store.release_candidates(deferred, worker)
+    # Those still unsettled, this run's included (a count in the queue; nothing re-read).
+    counters.unsettled = int(store.unsettled_summary()["count"])
     return counters
 
 
 def _write_batches(store: WriteQueue, writer: StatementWriter, batch_size: int, worker: str,
                    max_attempts: int, limit: Optional[int], clock: Callable[[], datetime],
                    counters: WriteCounters, lease_renewal_s: Optional[float], deferred: List[int]) -> None:
+    # Once a run, first: the requests whose answer never came. One applied late is recorded,
+    # and the follow-ups below then honour its pair's last decision in the same run. Not
+    # after each batch: a request of this run without an answer was just re-read.
+    settled = settle_unsettled(store, writer, clock=clock)
+    counters.applied_late += settled.applied_late
+    counters.not_applied += settled.not_applied
     _follow_up(store, writer, worker, clock, counters)
     done = 0
     while limit is None or done < limit:
@@ -243,12 +251,6 @@ def _write_batches(store: WriteQueue, writer: StatementWriter, batch_size: int, 
 
 def _follow_up(store: WriteQueue, writer: StatementWriter, worker: str,
                clock: Callable[[], datetime], counters: WriteCounters) -> None:
-    # First the requests whose answer never came: one applied late is recorded, and the
-    # follow-ups below then honour its pair's last decision in the same run.
-    settled = settle_unsettled(store, writer, clock=clock)
-    counters.applied_late += settled.applied_late
-    counters.not_applied += settled.not_applied
-    counters.unsettled = settled.waiting
     for outcome in settle_follow_ups(store, writer, worker, clock=clock):
         if isinstance(outcome, Written):
             counters.followed_up += 1
